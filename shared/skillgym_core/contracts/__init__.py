@@ -1,0 +1,1 @@
+"""Versioned pydantic contracts shared by every service."""

@@ -1,0 +1,39 @@
+"""Where each artifact lives in the store. Every key is derived from a content id."""
+
+from __future__ import annotations
+
+
+def skill_record(skill_id: str) -> str:
+    return f"skills/{skill_id}/record.json"
+
+
+def skill_files(skill_id: str) -> str:
+    return f"skills/{skill_id}/files.tar.gz"
+
+
+def task_package(task_id: str) -> str:
+    return f"tasks/{task_id}/package.tar.gz"
+
+
+def task_review(task_id: str) -> str:
+    return f"tasks/{task_id}/review.json"
+
+
+def task_validation(task_id: str) -> str:
+    return f"tasks/{task_id}/validation.json"
+
+
+def trajectory_atif(trajectory_id: str) -> str:
+    return f"trajectories/{trajectory_id}/atif.json"
+
+
+def trajectory_verification(trajectory_id: str) -> str:
+    return f"trajectories/{trajectory_id}/verification.json"
+
+
+def dataset(dataset_id: str, name: str) -> str:
+    return f"datasets/{dataset_id}/{name}"
+
+
+def training_run(run_id: str, name: str) -> str:
+    return f"training/{run_id}/{name}"

@@ -1,0 +1,72 @@
+"""The sandbox Protocol: run one command with a set of mounts under limits, get a typed result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+class Outcome(str, Enum):
+    OK = "ok"
+    TIMEOUT = "timeout"
+    OOM = "oom"
+    KILLED = "killed"
+    OUTPUT_LIMIT = "output_limit"
+    SANDBOX_ERROR = "sandbox_error"
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_s: float = 60.0
+    cpu_s: int | None = None
+    memory_mb: int = 1024
+    pids: int = 256
+    output_bytes: int = 1_000_000
+    file_size_mb: int = 256
+
+
+@dataclass(frozen=True)
+class Mount:
+    """``host`` appears at absolute path ``target`` inside the sandbox."""
+
+    host: Path
+    target: str
+    writable: bool = False
+
+
+@dataclass
+class SandboxResult:
+    outcome: Outcome
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration_s: float
+    truncated: bool = False
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.OK and self.exit_code == 0
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    name: str
+
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        workdir: str = "/app",
+        env: Mapping[str, str] | None = None,
+        limits: Limits | None = None,
+        stdin: bytes | None = None,
+    ) -> SandboxResult:
+        """Run ``command`` with no network, a read-only host and only ``mounts`` writable."""
+        ...
+
+    def describe(self) -> dict[str, Any]: ...

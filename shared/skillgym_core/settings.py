@@ -1,0 +1,41 @@
+"""Settings shared by every service: which backends to use and how to reach them.
+
+Each service defines its own ``Settings`` subclass (env prefix ``SKILLGYM_``); backends are
+chosen here by name, never by code edits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class CommonSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SKILLGYM_", extra="ignore")
+
+    bus: Literal["memory", "kafka"] = "memory"
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    kafka_session_timeout_ms: int = 6000
+    kafka_heartbeat_interval_ms: int = 1000
+    kafka_topic_partitions: int = 3
+
+    store: Literal["local", "s3"] = "local"
+    store_root: Path = Path("out/store")
+    s3_endpoint: str = "127.0.0.1:9000"
+    s3_access_key: SecretStr = SecretStr("")
+    s3_secret_key: SecretStr = SecretStr("")
+    s3_bucket: str = "skillgym"
+    s3_secure: bool = False
+    s3_region: str = "us-east-1"
+
+    sandbox: Literal["local", "kubernetes"] = "local"
+
+    max_attempts: int = Field(3, ge=1, description="handler attempts before an event goes to <topic>.dlq")
+    retry_backoff_s: float = Field(0.2, ge=0)
+    retry_backoff_max_s: float = Field(5.0, ge=0)
+
+    metrics_port: int = 8000
+    log_level: str = "INFO"
+    correlation_id: str = "run"

@@ -1,0 +1,405 @@
+"""Real Kafka, S3 and Prometheus servers for integration tests.
+
+Every server runs as a child process bound to 127.0.0.1 on free ports, keeps its
+files and log inside the given work directory and is stopped by its own PID.
+Binaries come from ``scripts/install-services.sh`` (``.cache/services/``).
+No pytest dependency: usable from scripts as well as from fixtures.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SERVICES_DIR = Path(os.environ.get("SKILLGYM_SERVICES_DIR", REPO_ROOT / ".cache" / "services"))
+INSTALL_HINT = "run scripts/install-services.sh first"
+
+__all__ = [
+    "KafkaServer",
+    "PrometheusServer",
+    "S3Server",
+    "ServiceStartError",
+    "free_port",
+    "start_kafka",
+    "start_prometheus",
+    "start_s3",
+]
+
+
+class ServiceStartError(RuntimeError):
+    """A test service could not be started (or did not become ready in time)."""
+
+    def __init__(self, service: str, reason: str, log_path: Path | None = None) -> None:
+        self.service = service
+        self.reason = reason
+        self.log_path = log_path
+        tail = _tail(log_path) if log_path else ""
+        where = f"\n--- last lines of {log_path} ---\n{tail}" if tail else ""
+        super().__init__(f"{service} failed to start: {reason}{where}")
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _free_ports(count: int, also_free_offset: int | None = None) -> list[int]:
+    """Distinct free ports; with ``also_free_offset`` port+offset must be free too."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port()
+        if port in ports or (also_free_offset is not None and not _is_free(port + also_free_offset)):
+            continue
+        ports.append(port)
+    return ports
+
+
+def _is_free(port: int) -> bool:
+    if port > 65535:
+        return False
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+class _Service:
+    """A started child process, its log, and clean stopping by PID."""
+
+    name = "service"
+
+    def __init__(self, workdir: Path, process: subprocess.Popen[bytes], log_path: Path) -> None:
+        self.workdir = workdir
+        self.process = process
+        self.log_path = log_path
+        _RUNNING.add(self)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """Terminate the process we started (SIGTERM, then SIGKILL); idempotent."""
+        _RUNNING.discard(self)
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def _wait_ready(self, check: Callable[[], bool], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        last_error = "not ready"
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self.stop()
+                raise ServiceStartError(self.name, f"exited with code {self.process.returncode}", self.log_path)
+            try:
+                if check():
+                    return
+            except Exception as exc:  # noqa: BLE001 - any failure just means "not ready yet"
+                last_error = f"{type(exc).__name__}: {exc}"
+            time.sleep(0.25)
+        self.stop()
+        raise ServiceStartError(self.name, f"not ready after {timeout:.0f}s ({last_error})", self.log_path)
+
+
+_RUNNING: set[_Service] = set()
+
+
+@atexit.register
+def _stop_leftovers() -> None:
+    for service in list(_RUNNING):
+        service.stop(timeout=5)
+
+
+def _spawn(name: str, workdir: Path, argv: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[
+    subprocess.Popen[bytes], Path
+]:
+    log_path = workdir / f"{name}.log"
+    with log_path.open("ab") as log:
+        try:
+            process = subprocess.Popen(
+                list(argv),
+                cwd=workdir,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **(env or {})},
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ServiceStartError(name, f"cannot execute {argv[0]}: {exc}", log_path) from exc
+    return process, log_path
+
+
+def _service_dir(workdir: Path, name: str) -> Path:
+    workdir.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=workdir))
+
+
+# --------------------------------------------------------------------------- Kafka
+
+KAFKA_LIBS = SERVICES_DIR / "kafka" / "libs"
+KAFKA_JVM_OPTS = ("-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true")
+
+
+class KafkaServer(_Service):
+    """A single-node KRaft Kafka (broker + controller); ``bootstrap`` is ``127.0.0.1:PORT``."""
+
+    name = "kafka"
+
+    def __init__(self, workdir: Path, process: subprocess.Popen[bytes], log_path: Path, port: int) -> None:
+        super().__init__(workdir, process, log_path)
+        self.port = port
+        self.bootstrap = f"127.0.0.1:{port}"
+
+
+def _kafka_properties(data_dir: Path, port: int, controller_port: int) -> str:
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": str(data_dir),
+        "num.partitions": "1",
+        "auto.create.topics.enable": "true",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.num.partitions": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "num.network.threads": "2",
+        "num.io.threads": "2",
+        "num.recovery.threads.per.data.dir": "1",
+    }
+    return "".join(f"{key}={value}\n" for key, value in props.items())
+
+
+def _java() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise ServiceStartError("kafka", "no java on PATH (Java 17 is required)")
+    return java
+
+
+def start_kafka(workdir: Path, timeout: float = 120.0) -> KafkaServer:
+    """Format KRaft storage with a new cluster id and start a broker+controller."""
+    if not any(KAFKA_LIBS.glob("kafka_2.13-*.jar")):
+        raise ServiceStartError("kafka", f"no Kafka jars in {KAFKA_LIBS}; {INSTALL_HINT}")
+    home = _service_dir(workdir, "kafka")
+    port, controller_port = _free_ports(2)
+    config = home / "server.properties"
+    config.write_text(_kafka_properties(home / "data", port, controller_port))
+    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    java = [_java(), *KAFKA_JVM_OPTS, "-cp", f"{KAFKA_LIBS}/*"]
+    fmt_log = home / "kafka-format.log"
+    with fmt_log.open("wb") as log:
+        formatted = subprocess.run(
+            [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=timeout, check=False,
+        )
+    if formatted.returncode != 0:
+        raise ServiceStartError("kafka", "formatting KRaft storage failed", fmt_log)
+    process, log_path = _spawn("kafka", home, [*java, "kafka.Kafka", str(config)])
+    server = KafkaServer(home, process, log_path, port)
+    server._wait_ready(lambda: _kafka_ready(server.bootstrap), timeout)
+    return server
+
+
+def _kafka_ready(bootstrap: str) -> bool:
+    from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped,unused-ignore]
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000, client_id="readiness")
+    try:
+        cluster = admin.describe_cluster()
+        return bool(cluster.get("brokers"))
+    finally:
+        admin.close()
+
+
+# --------------------------------------------------------------------------- S3
+
+class S3Server(_Service):
+    """An S3 server (MinIO, else SeaweedFS) with real credentials; ``endpoint`` is ``127.0.0.1:PORT``."""
+
+    name = "s3"
+
+    def __init__(
+        self, workdir: Path, process: subprocess.Popen[bytes], log_path: Path,
+        port: int, access_key: str, secret_key: str, kind: str,
+    ) -> None:
+        super().__init__(workdir, process, log_path)
+        self.port = port
+        self.endpoint = f"127.0.0.1:{port}"
+        self.url = f"http://{self.endpoint}"
+        self.access_key = access_key
+        self.secret_key = secret_key
+        self.kind = kind
+
+    def client(self) -> Any:
+        """A ``minio.Minio`` client for this server (plain HTTP)."""
+        from minio import Minio
+
+        return Minio(self.endpoint, access_key=self.access_key, secret_key=self.secret_key, secure=False)
+
+
+def s3_binary() -> tuple[str, Path] | None:
+    """``("minio"|"seaweedfs", path)`` of the installed S3 server, MinIO preferred."""
+    minio = SERVICES_DIR / "bin" / "minio"
+    if minio.exists():
+        return "minio", minio
+    weed = REPO_ROOT / ".venv" / "bin" / "weed"
+    found = str(weed) if weed.exists() else shutil.which("weed")
+    return ("seaweedfs", Path(found)) if found else None
+
+
+def start_s3(workdir: Path, timeout: float = 60.0) -> S3Server:
+    """Start MinIO (or SeaweedFS) with fresh random credentials."""
+    binary = s3_binary()
+    if binary is None:
+        raise ServiceStartError("s3", f"neither {SERVICES_DIR}/bin/minio nor weed is installed; {INSTALL_HINT}")
+    kind, path = binary
+    home = _service_dir(workdir, "s3")
+    access_key, secret_key = f"test{secrets.token_hex(6)}", secrets.token_hex(20)
+    if kind == "minio":
+        port, console = _free_ports(2)
+        argv = [str(path), "server", str(home / "data"), "--address", f"127.0.0.1:{port}",
+                "--console-address", f"127.0.0.1:{console}", "--quiet"]
+        env = {"MINIO_ROOT_USER": access_key, "MINIO_ROOT_PASSWORD": secret_key,
+               "MINIO_BROWSER": "off", "MINIO_UPDATE": "off", "MINIO_CI_CD": "1"}
+    else:
+        names = ["s3", "master", "volume", "filer", "admin", "s3.port.iceberg", "s3.port.lance", "debug"]
+        ports = dict(zip(names, _free_ports(len(names), also_free_offset=10000), strict=True))
+        port = ports["s3"]
+        (home / "data").mkdir()
+        argv = [str(path), "mini", f"-dir={home / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                "-admin.ui=false", "-webdav=false"]
+        argv += [f"-{n}={p}" if "." in n else f"-{n}.port={p}" for n, p in ports.items()]
+        env = {"AWS_ACCESS_KEY_ID": access_key, "AWS_SECRET_ACCESS_KEY": secret_key}
+    process, log_path = _spawn("s3", home, argv, env)
+    server = S3Server(home, process, log_path, port, access_key, secret_key, kind)
+    server._wait_ready(lambda: _s3_ready(server), timeout)
+    return server
+
+
+def _s3_ready(server: S3Server) -> bool:
+    server.client().list_buckets()
+    return True
+
+
+# --------------------------------------------------------------------------- Prometheus
+
+class PrometheusServer(_Service):
+    """A Prometheus scraping the given targets every second; ``url`` is ``http://127.0.0.1:PORT``."""
+
+    name = "prometheus"
+
+    def __init__(self, workdir: Path, process: subprocess.Popen[bytes], log_path: Path, port: int) -> None:
+        super().__init__(workdir, process, log_path)
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+
+    def api(self, path: str, **params: str) -> Any:
+        """GET ``/api/v1/<path>`` and return its ``data`` (raises on an API error)."""
+        query = urllib.parse.urlencode(params)
+        with urllib.request.urlopen(f"{self.url}/api/v1/{path}?{query}", timeout=10) as response:
+            body = json.load(response)
+        if body.get("status") != "success":
+            raise RuntimeError(f"Prometheus {path} failed: {body}")
+        return body["data"]
+
+    def query(self, promql: str) -> list[Any]:
+        """Instant query; the ``result`` list (for a vector: ``[{"metric": .., "value": [ts, "v"]}]``)."""
+        data = self.api("query", query=promql)
+        return list(data["result"]) if data["resultType"] in ("vector", "matrix") else [data["result"]]
+
+    def wait_for(self, promql: str, timeout: float = 30.0) -> list[Any]:
+        """Poll ``query`` until it returns something (the first scrape lands a few seconds after start)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            result = self.query(promql)
+            if result or time.monotonic() > deadline:
+                return result
+            time.sleep(0.5)
+
+
+def _prometheus_config(scrape_targets: Sequence[str], rule_files: Sequence[Path]) -> str:
+    lines = ["global:", "  scrape_interval: 1s", "  scrape_timeout: 1s", "  evaluation_interval: 1s"]
+    if rule_files:
+        lines += ["rule_files:", *(f"  - {json.dumps(str(Path(f).resolve()))}" for f in rule_files)]
+    lines += ["scrape_configs:", "  - job_name: test", "    static_configs:", "      - targets:"]
+    lines += [f"          - {json.dumps(target)}" for target in scrape_targets] or ["          []"]
+    return "\n".join(lines) + "\n"
+
+
+def start_prometheus(
+    workdir: Path, scrape_targets: Sequence[str], rule_files: Sequence[Path] = (), timeout: float = 60.0
+) -> PrometheusServer:
+    """Start Prometheus scraping ``scrape_targets`` (``host:port``) every second with the given rules."""
+    binary = shutil.which("prometheus")
+    if binary is None:
+        raise ServiceStartError("prometheus", f"prometheus is not on PATH; {INSTALL_HINT}")
+    home = _service_dir(workdir, "prometheus")
+    config = home / "prometheus.yml"
+    config.write_text(_prometheus_config(scrape_targets, rule_files))
+    port = free_port()
+    argv = [binary, f"--config.file={config}", f"--storage.tsdb.path={home / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=1h"]
+    process, log_path = _spawn("prometheus", home, argv)
+    server = PrometheusServer(home, process, log_path, port)
+    server._wait_ready(lambda: _http_ok(f"{server.url}/-/ready"), timeout)
+    return server
+
+
+def _http_ok(url: str) -> bool:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return int(response.status) == 200
