@@ -133,11 +133,13 @@ class _Service:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 self.stop()
-                raise ServiceStartError(self.name, f"exited with code {self.process.returncode}", self.log_path)
+                raise ServiceStartError(
+                    self.name, f"exited with code {self.process.returncode}", self.log_path
+                )
             try:
                 if check():
                     return
-            except Exception as exc:  # noqa: BLE001 - any failure just means "not ready yet"
+            except Exception as exc:  # any failure just means "not ready yet"
                 last_error = f"{type(exc).__name__}: {exc}"
             time.sleep(0.25)
         self.stop()
@@ -153,9 +155,9 @@ def _stop_leftovers() -> None:
         service.stop(timeout=5)
 
 
-def _spawn(name: str, workdir: Path, argv: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[
-    subprocess.Popen[bytes], Path
-]:
+def _spawn(
+    name: str, workdir: Path, argv: Sequence[str], env: Mapping[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], Path]:
     log_path = workdir / f"{name}.log"
     with log_path.open("ab") as log:
         try:
@@ -181,7 +183,13 @@ def _service_dir(workdir: Path, name: str) -> Path:
 # --------------------------------------------------------------------------- Kafka
 
 KAFKA_LIBS = SERVICES_DIR / "kafka" / "libs"
-KAFKA_JVM_OPTS = ("-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true")
+KAFKA_JVM_OPTS = (
+    "-Xmx512m",
+    "-Xms128m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-Djava.awt.headless=true",
+)
 
 
 class KafkaServer(_Service):
@@ -245,7 +253,11 @@ def start_kafka(workdir: Path, timeout: float = 120.0) -> KafkaServer:
     with fmt_log.open("wb") as log:
         formatted = subprocess.run(
             [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=timeout, check=False,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout,
+            check=False,
         )
     if formatted.returncode != 0:
         raise ServiceStartError("kafka", "formatting KRaft storage failed", fmt_log)
@@ -268,14 +280,21 @@ def _kafka_ready(bootstrap: str) -> bool:
 
 # --------------------------------------------------------------------------- S3
 
+
 class S3Server(_Service):
     """An S3 server (MinIO, else SeaweedFS) with real credentials; ``endpoint`` is ``127.0.0.1:PORT``."""
 
     name = "s3"
 
     def __init__(
-        self, workdir: Path, process: subprocess.Popen[bytes], log_path: Path,
-        port: int, access_key: str, secret_key: str, kind: str,
+        self,
+        workdir: Path,
+        process: subprocess.Popen[bytes],
+        log_path: Path,
+        port: int,
+        access_key: str,
+        secret_key: str,
+        kind: str,
     ) -> None:
         super().__init__(workdir, process, log_path)
         self.port = port
@@ -306,23 +325,45 @@ def start_s3(workdir: Path, timeout: float = 60.0) -> S3Server:
     """Start MinIO (or SeaweedFS) with fresh random credentials."""
     binary = s3_binary()
     if binary is None:
-        raise ServiceStartError("s3", f"neither {SERVICES_DIR}/bin/minio nor weed is installed; {INSTALL_HINT}")
+        raise ServiceStartError(
+            "s3", f"neither {SERVICES_DIR}/bin/minio nor weed is installed; {INSTALL_HINT}"
+        )
     kind, path = binary
     home = _service_dir(workdir, "s3")
     access_key, secret_key = f"test{secrets.token_hex(6)}", secrets.token_hex(20)
     if kind == "minio":
         port, console = _free_ports(2)
-        argv = [str(path), "server", str(home / "data"), "--address", f"127.0.0.1:{port}",
-                "--console-address", f"127.0.0.1:{console}", "--quiet"]
-        env = {"MINIO_ROOT_USER": access_key, "MINIO_ROOT_PASSWORD": secret_key,
-               "MINIO_BROWSER": "off", "MINIO_UPDATE": "off", "MINIO_CI_CD": "1"}
+        argv = [
+            str(path),
+            "server",
+            str(home / "data"),
+            "--address",
+            f"127.0.0.1:{port}",
+            "--console-address",
+            f"127.0.0.1:{console}",
+            "--quiet",
+        ]
+        env = {
+            "MINIO_ROOT_USER": access_key,
+            "MINIO_ROOT_PASSWORD": secret_key,
+            "MINIO_BROWSER": "off",
+            "MINIO_UPDATE": "off",
+            "MINIO_CI_CD": "1",
+        }
     else:
         names = ["s3", "master", "volume", "filer", "admin", "s3.port.iceberg", "s3.port.lance", "debug"]
         ports = dict(zip(names, _free_ports(len(names), also_free_offset=10000), strict=True))
         port = ports["s3"]
         (home / "data").mkdir()
-        argv = [str(path), "mini", f"-dir={home / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-                "-admin.ui=false", "-webdav=false"]
+        argv = [
+            str(path),
+            "mini",
+            f"-dir={home / 'data'}",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            "-admin.ui=false",
+            "-webdav=false",
+        ]
         argv += [f"-{n}={p}" if "." in n else f"-{n}.port={p}" for n, p in ports.items()]
         env = {"AWS_ACCESS_KEY_ID": access_key, "AWS_SECRET_ACCESS_KEY": secret_key}
     process, log_path = _spawn("s3", home, argv, env)
@@ -337,6 +378,7 @@ def _s3_ready(server: S3Server) -> bool:
 
 
 # --------------------------------------------------------------------------- Prometheus
+
 
 class PrometheusServer(_Service):
     """A Prometheus scraping the given targets every second; ``url`` is ``http://127.0.0.1:PORT``."""
@@ -392,8 +434,13 @@ def start_prometheus(
     config = home / "prometheus.yml"
     config.write_text(_prometheus_config(scrape_targets, rule_files))
     port = free_port()
-    argv = [binary, f"--config.file={config}", f"--storage.tsdb.path={home / 'data'}",
-            f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=1h"]
+    argv = [
+        binary,
+        f"--config.file={config}",
+        f"--storage.tsdb.path={home / 'data'}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--storage.tsdb.retention.time=1h",
+    ]
     process, log_path = _spawn("prometheus", home, argv)
     server = PrometheusServer(home, process, log_path, port)
     server._wait_ready(lambda: _http_ok(f"{server.url}/-/ready"), timeout)

@@ -1,0 +1,1 @@
+"""Root conftest: makes the repository root importable for ``tests.support``."""

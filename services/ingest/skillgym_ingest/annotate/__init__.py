@@ -1,0 +1,1 @@
+"""Rule annotators for the three axes. Each returns ``{key: Annotation}`` with evidence."""

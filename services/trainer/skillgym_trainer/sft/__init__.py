@@ -1,0 +1,1 @@
+"""Supervised fine-tuning: chat template, tokenisation with assistant masks, packing, the loop."""

@@ -1,0 +1,266 @@
+"""The Kafka bus (kafka-python). Publishing waits for acks from all in-sync replicas; consumers
+never auto-commit, so a record counts as done only once the worker commits it."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped,unused-ignore]
+from kafka.admin import KafkaAdminClient, OffsetSpec  # type: ignore[import-untyped,unused-ignore]
+from kafka.errors import (  # type: ignore[import-untyped,unused-ignore]
+    CommitFailedError,
+    KafkaError,
+    TopicAlreadyExistsError,
+)
+from kafka.structs import OffsetAndMetadata, TopicPartition  # type: ignore[import-untyped,unused-ignore]
+
+from skillgym_core.bus.base import Delivery
+from skillgym_core.contracts.topics import DLQ_SUFFIX, dlq
+from skillgym_core.errors import TransientError
+
+log = logging.getLogger(__name__)
+
+
+def _encode_key(key: str | None) -> bytes | None:
+    return None if key is None else key.encode()
+
+
+def _decode_key(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode("utf-8", "replace")
+
+
+def with_dlqs(topics: Sequence[str]) -> list[str]:
+    """``topics`` plus the dead-letter topic of each (a DLQ gets no DLQ of its own), deduplicated."""
+    names: dict[str, None] = {}
+    for topic in topics:
+        names[topic] = None
+        if not topic.endswith(DLQ_SUFFIX):
+            names[dlq(topic)] = None
+    return list(names)
+
+
+class KafkaBus:
+    def __init__(
+        self,
+        bootstrap: str,
+        *,
+        session_timeout_ms: int = 6000,
+        heartbeat_interval_ms: int = 1000,
+        partitions: int = 3,
+        replication_factor: int = -1,
+        publish_timeout_s: float = 30.0,
+        request_timeout_ms: int = 15000,
+    ) -> None:
+        """``replication_factor=-1`` lets the broker apply its ``default.replication.factor``."""
+        self.bootstrap = bootstrap
+        self.session_timeout_ms = session_timeout_ms
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.partitions = partitions
+        self.replication_factor = replication_factor
+        self.publish_timeout_s = publish_timeout_s
+        self.request_timeout_ms = request_timeout_ms
+        self._lock = threading.Lock()
+        self._producer_client: Any = None
+        self._admin_client: Any = None
+
+    def __repr__(self) -> str:
+        return f"KafkaBus({self.bootstrap!r})"
+
+    def _failure(self, action: str, exc: BaseException, **details: Any) -> TransientError:
+        return TransientError(
+            f"kafka {action} failed at {self.bootstrap}: {type(exc).__name__}: {exc}",
+            bootstrap=self.bootstrap,
+            action=action,
+            **details,
+        )
+
+    def _producer(self) -> Any:
+        with self._lock:
+            if self._producer_client is None:
+                try:
+                    self._producer_client = KafkaProducer(
+                        bootstrap_servers=self.bootstrap,
+                        client_id="skillgym-producer",
+                        acks="all",
+                        enable_idempotence=True,
+                        request_timeout_ms=self.request_timeout_ms,
+                        bootstrap_timeout_ms=self.request_timeout_ms,
+                        delivery_timeout_ms=int(self.publish_timeout_s * 1000),
+                        max_block_ms=int(self.publish_timeout_s * 1000),
+                    )
+                except KafkaError as exc:
+                    raise self._failure("connect", exc) from exc
+            return self._producer_client
+
+    def _admin(self) -> Any:
+        # callers hold self._lock: the admin client is shared by ensure_topics and lag
+        if self._admin_client is None:
+            try:
+                self._admin_client = KafkaAdminClient(
+                    bootstrap_servers=self.bootstrap,
+                    client_id="skillgym-admin",
+                    request_timeout_ms=self.request_timeout_ms,
+                    bootstrap_timeout_ms=self.request_timeout_ms,
+                )
+            except KafkaError as exc:
+                raise self._failure("connect", exc) from exc
+        return self._admin_client
+
+    def publish(self, topic: str, key: str | None, value: bytes) -> None:
+        producer = self._producer()
+        try:
+            future = producer.send(topic, key=_encode_key(key), value=value)
+            future.get(timeout=self.publish_timeout_s)
+        except KafkaError as exc:
+            raise self._failure("publish", exc, topic=topic, key=key) from exc
+
+    def subscribe(self, topics: Sequence[str], group: str, *, from_beginning: bool = True) -> KafkaSubscription:
+        try:
+            consumer = KafkaConsumer(
+                *topics,
+                bootstrap_servers=self.bootstrap,
+                client_id=f"skillgym-{group}",
+                group_id=group,
+                enable_auto_commit=False,
+                auto_offset_reset="earliest" if from_beginning else "latest",
+                session_timeout_ms=self.session_timeout_ms,
+                heartbeat_interval_ms=self.heartbeat_interval_ms,
+                request_timeout_ms=max(self.request_timeout_ms, self.session_timeout_ms + 5000),
+                bootstrap_timeout_ms=self.request_timeout_ms,
+            )
+        except KafkaError as exc:
+            raise self._failure("subscribe", exc, topics=list(topics), group=group) from exc
+        return KafkaSubscription(consumer, group, self.bootstrap)
+
+    def ensure_topics(self, topics: Sequence[str]) -> None:
+        """Create every missing topic and its ``.dlq``; topics that exist are left as they are."""
+        wanted = with_dlqs(topics)
+        missing = wanted
+        with self._lock:
+            admin = self._admin()
+            try:
+                missing = [t for t in wanted if t not in set(admin.list_topics())]
+                if not missing:
+                    return
+                spec = {"num_partitions": self.partitions, "replication_factor": self.replication_factor}
+                result = admin.create_topics({t: dict(spec) for t in missing}, raise_errors=False)
+                failed = {
+                    row["name"]: row.get("error_message") or row["error_code"]
+                    for row in result["topics"]
+                    if row["error_code"] not in (0, TopicAlreadyExistsError.errno)
+                }
+                if failed:
+                    raise TransientError(
+                        f"could not create topics at {self.bootstrap}: {failed}",
+                        bootstrap=self.bootstrap,
+                        action="create_topics",
+                        failed=failed,
+                    )
+                admin.wait_for_topics(missing, timeout_ms=self.request_timeout_ms)
+            except KafkaError as exc:
+                raise self._failure("create_topics", exc, topics=missing) from exc
+        log.info("created topics", extra={"topics": missing, "partitions": self.partitions})
+
+    def lag(self, group: str, topics: Sequence[str]) -> dict[str, int]:
+        """Records per topic that ``group`` has not committed yet (the log end minus the
+        committed offset; a partition without a commit counts from its first record)."""
+        with self._lock:
+            admin = self._admin()
+            try:
+                described = admin.describe_topics(list(topics))
+                partitions = [
+                    TopicPartition(row["name"], part["partition_index"])
+                    for row in described
+                    if row.get("error_code", 0) == 0
+                    for part in row.get("partitions") or []
+                ]
+                if not partitions:
+                    return {topic: 0 for topic in topics}
+                committed = admin.list_group_offsets({group: partitions}).get(group, {})
+                ends = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in partitions})
+                uncommitted = [tp for tp in partitions if committed.get(tp) is None or committed[tp].offset < 0]
+                starts = (
+                    admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in uncommitted})
+                    if uncommitted
+                    else {}
+                )
+            except KafkaError as exc:
+                raise self._failure("lag", exc, group=group) from exc
+        lags: dict[str, int] = defaultdict(int)
+        for topic in topics:
+            lags[topic] = 0
+        for tp in partitions:
+            done = starts[tp].offset if tp in starts else committed[tp].offset
+            lags[tp.topic] += max(0, ends[tp].offset - done)
+        return dict(lags)
+
+    def close(self) -> None:
+        with self._lock:
+            producer, self._producer_client = self._producer_client, None
+            admin, self._admin_client = self._admin_client, None
+        if producer is not None:
+            producer.close(timeout=self.publish_timeout_s)
+        if admin is not None:
+            admin.close()
+
+
+class KafkaSubscription:
+    """One consumer in ``group``. Not thread-safe: poll and commit from one thread."""
+
+    def __init__(self, consumer: Any, group: str, bootstrap: str) -> None:
+        self._consumer = consumer
+        self.group = group
+        self.bootstrap = bootstrap
+
+    def poll(self, timeout_s: float = 1.0, max_records: int = 100) -> list[Delivery]:
+        try:
+            batches = self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=max_records)
+        except KafkaError as exc:
+            raise TransientError(
+                f"kafka poll failed at {self.bootstrap}: {type(exc).__name__}: {exc}",
+                bootstrap=self.bootstrap,
+                group=self.group,
+            ) from exc
+        return [
+            Delivery(
+                topic=record.topic,
+                partition=record.partition,
+                offset=record.offset,
+                key=_decode_key(record.key),
+                value=record.value,
+            )
+            for tp in sorted(batches, key=lambda tp: (tp.topic, tp.partition))
+            for record in batches[tp]
+        ]
+
+    def commit(self, delivery: Delivery) -> None:
+        partition = TopicPartition(delivery.topic, delivery.partition)
+        try:
+            self._consumer.commit({partition: OffsetAndMetadata(delivery.offset + 1, "", -1)})
+        except CommitFailedError as exc:
+            # The partition moved to another member in a rebalance; that member re-reads the
+            # record and the worker's done-marker answers it without running the handler again.
+            log.warning(
+                "commit lost to a rebalance",
+                extra={"group": self.group, "topic": delivery.topic, "offset": delivery.offset, "error": str(exc)},
+            )
+        except KafkaError as exc:
+            raise TransientError(
+                f"kafka commit failed at {self.bootstrap}: {type(exc).__name__}: {exc}",
+                bootstrap=self.bootstrap,
+                group=self.group,
+                topic=delivery.topic,
+                partition=delivery.partition,
+                offset=delivery.offset,
+            ) from exc
+
+    def assignment(self) -> set[tuple[str, int]]:
+        """The (topic, partition) pairs this member currently owns."""
+        return {(tp.topic, tp.partition) for tp in self._consumer.assignment()}
+
+    def close(self) -> None:
+        self._consumer.close(autocommit=False)

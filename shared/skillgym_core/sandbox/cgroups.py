@@ -1,0 +1,190 @@
+"""cgroup v1 controllers for one sandboxed run: memory (with OOM detection), pids, CPU quota
+and CPU-time accounting.
+
+Each run gets its own child cgroup under the calling process's own cgroup in every usable
+controller. Usability is probed once per process (a child directory is created and removed);
+a controller that cannot be used is simply absent and the sandbox falls back to rlimits."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import itertools
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+CGROUP_MOUNT = Path("/sys/fs/cgroup")
+CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
+RUN_PREFIX = "skillgym-run-"
+_run_counter = itertools.count()
+
+
+def _own_cgroup_paths(proc_cgroup: str) -> dict[str, str]:
+    """controller -> path of this process's cgroup in that v1 hierarchy."""
+    paths: dict[str, str] = {}
+    for line in proc_cgroup.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3 or not parts[1]:
+            continue
+        for controller in parts[1].split(","):
+            paths[controller] = parts[2]
+    return paths
+
+
+def _probe(directory: Path) -> bool:
+    probe = directory / f"{RUN_PREFIX}probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError:
+        return False
+    return True
+
+
+def _remove_stale_runs(directory: Path) -> None:
+    """Drop empty run cgroups left by processes that died before cleaning up."""
+    for child in directory.glob(f"{RUN_PREFIX}*"):
+        owner = child.name.removeprefix(RUN_PREFIX).split("-", 1)[0]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            with contextlib.suppress(OSError):
+                child.rmdir()
+
+
+@lru_cache(maxsize=1)
+def available_controllers() -> dict[str, Path]:
+    """controller -> directory under which run cgroups can be created (probed once)."""
+    try:
+        own = _own_cgroup_paths(Path("/proc/self/cgroup").read_text())
+    except OSError:
+        return {}
+    usable: dict[str, Path] = {}
+    for controller in CONTROLLERS:
+        mount = CGROUP_MOUNT / controller
+        if controller not in own or not (mount / "cgroup.procs").exists():
+            continue
+        directory = mount / own[controller].lstrip("/")
+        if _probe(directory):
+            _remove_stale_runs(directory)
+            usable[controller] = directory
+    return usable
+
+
+def _write(path: Path, value: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass
+class RunCgroup:
+    """The per-run cgroups; ``adopt`` moves a process in, ``remove`` kills what is left and
+    deletes the directories."""
+
+    paths: dict[str, Path] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, *, memory_mb: int | None, pids: int | None, cpus: float | None) -> RunCgroup:
+        name = f"{RUN_PREFIX}{os.getpid()}-{next(_run_counter)}"
+        group = cls()
+        try:
+            for controller, parent in available_controllers().items():
+                path = parent / name
+                path.mkdir()
+                group.paths[controller] = path
+            group._apply(memory_mb=memory_mb, pids=pids, cpus=cpus)
+        except OSError:
+            group.remove()
+            raise
+        return group
+
+    def _apply(self, *, memory_mb: int | None, pids: int | None, cpus: float | None) -> None:
+        if memory_mb is not None and "memory" in self.paths:
+            memory = self.paths["memory"]
+            limit = str(memory_mb * 1024 * 1024)
+            _write(memory / "memory.limit_in_bytes", limit)
+            swap = memory / "memory.memsw.limit_in_bytes"
+            if swap.exists():
+                with contextlib.suppress(OSError):
+                    _write(swap, limit)
+        if pids is not None and "pids" in self.paths:
+            _write(self.paths["pids"] / "pids.max", str(pids))
+        if cpus is not None and "cpu" in self.paths:
+            period = _read_int(self.paths["cpu"] / "cpu.cfs_period_us") or 100_000
+            _write(self.paths["cpu"] / "cpu.cfs_quota_us", str(max(1000, int(period * cpus))))
+
+    def adopt(self, pid: int) -> None:
+        for path in self.paths.values():
+            _write(path / "cgroup.procs", str(pid))
+
+    def cpu_seconds(self) -> float | None:
+        if "cpuacct" not in self.paths:
+            return None
+        usage = _read_int(self.paths["cpuacct"] / "cpuacct.usage")
+        return None if usage is None else usage / 1e9
+
+    def oom_kills(self) -> int:
+        if "memory" not in self.paths:
+            return 0
+        try:
+            text = (self.paths["memory"] / "memory.oom_control").read_text()
+        except OSError:
+            return 0
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return 0
+
+    def peak_memory_bytes(self) -> int | None:
+        if "memory" not in self.paths:
+            return None
+        return _read_int(self.paths["memory"] / "memory.max_usage_in_bytes")
+
+    def pids_peak(self) -> int | None:
+        return _read_int(self.paths["pids"] / "pids.peak") if "pids" in self.paths else None
+
+    def members(self) -> set[int]:
+        pids: set[int] = set()
+        for path in self.paths.values():
+            with contextlib.suppress(OSError):
+                pids.update(int(p) for p in (path / "cgroup.procs").read_text().split())
+        return pids
+
+    def kill_all(self) -> None:
+        for pid in self.members():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def remove(self, *, timeout_s: float = 2.0) -> bool:
+        """Kill any process still inside, then delete the cgroups; False if one would not go."""
+        deadline = time.monotonic() + timeout_s
+        removed = True
+        for controller, path in list(self.paths.items()):
+            while True:
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                        removed = False
+                        break
+                    self.kill_all()
+                    time.sleep(0.002)
+            if removed:
+                del self.paths[controller]
+        return removed

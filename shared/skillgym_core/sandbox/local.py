@@ -1,0 +1,287 @@
+"""The local sandbox: bubblewrap plus cgroup v1 (or rlimits where cgroups are unusable).
+
+bwrap is started with ``--info-fd``/``--block-fd``: once the namespaces exist it reports the
+host pid of the sandbox's init and waits. We move that pid into the run's cgroups and lower
+its rlimits, then release it, so the command and everything it forks start inside the
+limits with no extra wrapper process. Killing the init (pid 1 of the sandbox's pid
+namespace) makes the kernel kill every process in it, so nothing outlives a run."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from skillgym_core.errors import SandboxError
+from skillgym_core.metrics import SANDBOX_RUNS, SANDBOX_SECONDS
+from skillgym_core.sandbox import bwrap
+from skillgym_core.sandbox.base import Limits, Mount, Outcome, SandboxResult
+from skillgym_core.sandbox.cgroups import RunCgroup, available_controllers
+
+CPU_POLL_S = 0.05
+SIGNAL_EXIT_BASE = 128
+
+
+def _read_info(fd: int, deadline: float) -> dict[str, Any] | None:
+    """The JSON bwrap writes to ``--info-fd`` (None if bwrap exits before writing it)."""
+    data = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            if not selector.select(max(0.0, deadline - time.monotonic())):
+                return None
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                return None
+            data += chunk
+            with contextlib.suppress(ValueError):
+                info = json.loads(data)
+                if isinstance(info, dict):
+                    return info
+
+
+class _Run:
+    """The I/O loop of one started sandbox."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], init_pid: int, limits: Limits, cgroup: RunCgroup | None):
+        self.proc, self.init_pid, self.limits, self.cgroup = proc, init_pid, limits, cgroup
+        self.buffers: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
+        self.truncated = False
+        self.stopped_by: Outcome | None = None
+        self.detail: dict[str, Any] = {}
+
+    def kill(self) -> None:
+        for pid in (self.init_pid, self.proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+
+    def stop(self, outcome: Outcome, **detail: Any) -> None:
+        if self.stopped_by is None:
+            self.stopped_by = outcome
+            self.detail.update(detail)
+            self.kill()
+
+    def _over_cpu(self) -> bool:
+        if self.limits.cpu_s is None or self.cgroup is None:
+            return False
+        used = self.cgroup.cpu_seconds()
+        return used is not None and used > self.limits.cpu_s
+
+    def pump(self, stdin: bytes | None, deadline: float) -> None:
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        selector = selectors.DefaultSelector()
+        streams = {self.proc.stdout.fileno(): "stdout", self.proc.stderr.fileno(): "stderr"}
+        for fd in streams:
+            selector.register(fd, selectors.EVENT_READ)
+        pending = memoryview(stdin or b"")
+        if self.proc.stdin is not None:
+            os.set_blocking(self.proc.stdin.fileno(), False)
+            selector.register(self.proc.stdin.fileno(), selectors.EVENT_WRITE)
+        poll = CPU_POLL_S if self.limits.cpu_s is not None and self.cgroup is not None else None
+        try:
+            while selector.get_map():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self.stop(Outcome.TIMEOUT, limit="wall_s", wall_s=self.limits.wall_s)
+                    break
+                for key, _ in selector.select(min(remaining, poll) if poll else remaining):
+                    if key.events & selectors.EVENT_WRITE:
+                        pending = self._feed(selector, key.fd, pending)
+                        continue
+                    self._drain(selector, key.fd, streams[key.fd])
+                if self._over_cpu():
+                    self.stop(Outcome.KILLED, limit="cpu_s", cpu_s=self.limits.cpu_s)
+        finally:
+            selector.close()
+
+    def _feed(self, selector: selectors.BaseSelector, fd: int, pending: memoryview) -> memoryview:
+        assert self.proc.stdin is not None
+        try:
+            written = os.write(fd, pending[:65536])
+        except BrokenPipeError:
+            written = len(pending)
+        pending = pending[written:]
+        if not pending:
+            selector.unregister(fd)
+            self.proc.stdin.close()
+        return pending
+
+    def _drain(self, selector: selectors.BaseSelector, fd: int, stream: str) -> None:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            selector.unregister(fd)
+            return
+        buffer = self.buffers[stream]
+        room = self.limits.output_bytes - len(buffer)
+        buffer += chunk[: max(room, 0)]
+        if len(chunk) > room:
+            self.truncated = True
+            self.stop(Outcome.OUTPUT_LIMIT, limit="output_bytes", output_bytes=self.limits.output_bytes)
+
+
+class LocalSandbox:
+    """Runs commands under bubblewrap on this machine (see the module docstring)."""
+
+    name = "local"
+
+    def __init__(self, *, extra_ro_paths: Sequence[str] = (), use_cgroups: bool = True) -> None:
+        self.extra_ro = tuple(str(p) for p in extra_ro_paths)
+        self.use_cgroups = use_cgroups
+
+    def controllers(self) -> dict[str, str]:
+        return {k: str(v) for k, v in available_controllers().items()} if self.use_cgroups else {}
+
+    def describe(self) -> dict[str, Any]:
+        cg = self.controllers()
+        return {
+            "backend": self.name,
+            "bwrap": bwrap.bwrap_path(),
+            "python": str(bwrap.python_prefix()),
+            "cgroup_v1": cg,
+            "enforcement": {
+                "wall_s": "kill of the sandbox pid namespace",
+                "memory": "cgroup_v1" if "memory" in cg else "rlimit_as",
+                "pids": "cgroup_v1" if "pids" in cg else "none",
+                "cpu_s": "cgroup_v1+rlimit_cpu" if "cpuacct" in cg else "rlimit_cpu",
+                "cpus": "cgroup_v1" if "cpu" in cg else "none",
+                "file_size": "rlimit_fsize",
+                "output_bytes": "reader cap",
+            },
+            "isolation": list(bwrap.NAMESPACE_FLAGS),
+        }
+
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        workdir: str = "/app",
+        env: Mapping[str, str] | None = None,
+        limits: Limits | None = None,
+        stdin: bytes | None = None,
+    ) -> SandboxResult:
+        limits = limits or Limits()
+        started = time.monotonic()
+        try:
+            result = self._run(command, mounts, workdir, env, limits, stdin, started)
+        except (SandboxError, OSError) as exc:
+            reason = exc.reason if isinstance(exc, SandboxError) else "os_error"
+            result = SandboxResult(
+                Outcome.SANDBOX_ERROR, None, "", str(exc), time.monotonic() - started, detail={"reason": reason}
+            )
+        SANDBOX_RUNS.labels(self.name, result.outcome.value).inc()
+        SANDBOX_SECONDS.labels(self.name).observe(result.duration_s)
+        return result
+
+    def _rlimits(self, limits: Limits, cgroup: RunCgroup | None) -> list[tuple[int, tuple[int, int]]]:
+        size = limits.file_size_mb * 1024 * 1024
+        rlimits = [(resource.RLIMIT_CORE, (0, 0)), (resource.RLIMIT_FSIZE, (size, size))]
+        if limits.cpu_s is not None:
+            rlimits.append((resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1)))
+        if cgroup is None or "memory" not in cgroup.paths:
+            memory = limits.memory_mb * 1024 * 1024
+            rlimits.append((resource.RLIMIT_AS, (memory, memory)))
+        return rlimits
+
+    def _run(
+        self,
+        command: Sequence[str],
+        mounts: Sequence[Mount],
+        workdir: str,
+        env: Mapping[str, str] | None,
+        limits: Limits,
+        stdin: bytes | None,
+        started: float,
+    ) -> SandboxResult:
+        deadline = started + limits.wall_s
+        info_r, info_w = os.pipe()
+        block_r, block_w = os.pipe()
+        cgroup: RunCgroup | None = None
+        proc: subprocess.Popen[bytes] | None = None
+        try:
+            argv = bwrap.build_argv(
+                command, mounts=mounts, workdir=workdir, env=env, limits=limits,
+                info_fd=info_w, block_fd=block_r, extra_ro=self.extra_ro,
+            )  # fmt: skip
+            if self.use_cgroups and available_controllers():
+                cgroup = RunCgroup.create(memory_mb=limits.memory_mb, pids=limits.pids, cpus=limits.cpus)
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(info_w, block_r),
+                start_new_session=True,
+            )
+            os.close(info_w)
+            os.close(block_r)
+            info_w = block_r = -1
+            info = _read_info(info_r, deadline)
+            if info is None or "child-pid" not in info:
+                proc.kill()
+                _, err = proc.communicate()
+                raise SandboxError(
+                    f"bwrap did not start: {err.decode(errors='replace').strip()}", reason="bwrap_failed"
+                )
+            init_pid = int(info["child-pid"])
+            if cgroup is not None:
+                cgroup.adopt(init_pid)
+            for which, value in self._rlimits(limits, cgroup):
+                resource.prlimit(init_pid, which, value)
+            os.write(block_w, b"1")
+            run = _Run(proc, init_pid, limits, cgroup)
+            run.pump(stdin, deadline)
+            try:
+                proc.wait(max(0.01, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                run.stop(Outcome.TIMEOUT, limit="wall_s", wall_s=limits.wall_s)
+                proc.wait()
+            return self._result(run, proc.returncode, time.monotonic() - started)
+        finally:
+            for fd in (info_r, info_w, block_r, block_w):
+                if fd >= 0:
+                    os.close(fd)
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            if cgroup is not None:
+                cgroup.remove()
+
+    def _result(self, run: _Run, returncode: int, duration: float) -> SandboxResult:
+        detail = dict(run.detail)
+        outcome = run.stopped_by
+        if run.cgroup is not None:
+            detail["cpu_seconds"] = run.cgroup.cpu_seconds()
+            detail["peak_memory_bytes"] = run.cgroup.peak_memory_bytes()
+            detail["pids_peak"] = run.cgroup.pids_peak()
+            if run.cgroup.oom_kills() and outcome in (None, Outcome.KILLED):
+                outcome = Outcome.OOM
+                detail["limit"] = "memory_mb"
+        exit_code: int | None = returncode
+        if outcome is None:
+            outcome = Outcome.OK
+            if returncode > SIGNAL_EXIT_BASE and returncode - SIGNAL_EXIT_BASE in (
+                signal.SIGKILL, signal.SIGXCPU, signal.SIGXFSZ,
+            ):  # fmt: skip
+                outcome = Outcome.KILLED
+                detail["signal"] = signal.Signals(returncode - SIGNAL_EXIT_BASE).name
+        elif outcome in (Outcome.TIMEOUT, Outcome.OUTPUT_LIMIT):
+            exit_code = None
+        return SandboxResult(
+            outcome=outcome,
+            exit_code=exit_code,
+            stdout=run.buffers["stdout"].decode(errors="replace"),
+            stderr=run.buffers["stderr"].decode(errors="replace"),
+            duration_s=duration,
+            truncated=run.truncated,
+            detail=detail,
+        )

@@ -1,0 +1,114 @@
+"""``skillgym``: run the pipeline embedded, serve one service, and the stage commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from skillgym.console import StageProgress, console, summary_table
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from skillgym.embedded import EmbeddedOptions, run_pipeline
+
+    missing = [str(path) for path in args.skills if not Path(path).exists()]
+    if missing:
+        console.print(f"[red]No such skill source: {', '.join(missing)}[/red]")
+        return 2
+    options = EmbeddedOptions(
+        llm_base_url=args.llm_base_url,
+        llm_model=args.llm_model,
+        builder_llm_base_url=args.builder_llm_base_url,
+        train=not args.no_train,
+    )
+    if not args.llm_base_url:
+        console.print("No --llm-base-url: sampling with the oracle and nop agents only.")
+    if not args.builder_llm_base_url:
+        console.print("No --builder-llm-base-url: building tasks from the offline templates.")
+    with StageProgress() as progress:
+        result = run_pipeline([Path(p) for p in args.skills], Path(args.out), options, progress)
+    console.print(summary_table(result.summary))
+    console.print(f"Summary written to {Path(args.out) / 'summary.json'}")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from skillgym.serve import ServeSettings, serve
+
+    settings = ServeSettings()
+    if args.port is not None:
+        settings.metrics_port = args.port
+    serve(args.service, settings)
+    return 0
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from skillgym.distributed import ingest_and_publish
+
+    result = ingest_and_publish([Path(p) for p in args.sources], Path(args.out), publish=args.publish)
+    console.print_json(json.dumps(result.funnel))
+    return 0
+
+
+def _cmd_summarize(args: argparse.Namespace) -> int:
+    from skillgym.distributed import summarize_bus
+
+    summary = summarize_bus(skills_seen=args.skills_seen, skills_accepted=args.skills_accepted,
+                            idle_s=args.idle)
+    print(json.dumps(summary, indent=2, default=str))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="skillgym", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run the whole pipeline in one process (embedded mode)")
+    run.add_argument("skills", nargs="+", help="skill folders, trees of skills or archives")
+    run.add_argument("--out", required=True, help="output directory (store, datasets, checkpoints, summary)")
+    run.add_argument("--llm-base-url", help="OpenAI-compatible endpoint for the built-in sampling agent")
+    run.add_argument("--llm-model", default="default", help="model name sent to --llm-base-url")
+    run.add_argument("--builder-llm-base-url", help="OpenAI-compatible endpoint for the LLM task builder")
+    run.add_argument("--no-train", action="store_true", help="stop before fine-tuning")
+    run.set_defaults(func=_cmd_run)
+
+    serve = sub.add_parser("serve", help="run one service as a long-running process (distributed mode)")
+    serve.add_argument("service", choices=["builder", "reviewer", "validator", "sampler", "trainer"])
+    serve.add_argument("--port", type=int, help="HTTP port for /healthz, /readyz, /metrics")
+    serve.set_defaults(func=_cmd_serve)
+
+    ingest = sub.add_parser("ingest", help="find, parse, annotate, deduplicate and filter skills")
+    ingest.add_argument("sources", nargs="+")
+    ingest.add_argument("--out", required=True)
+    ingest.add_argument("--publish", action="store_true",
+                        help="store accepted skills and emit skill-ingested on the configured bus")
+    ingest.set_defaults(func=_cmd_ingest)
+
+    summ = sub.add_parser("summarize", help="count every topic on the configured bus")
+    summ.add_argument("--skills-seen", type=int, default=0)
+    summ.add_argument("--skills-accepted", type=int, default=0)
+    summ.add_argument("--idle", type=float, default=5.0, help="stop after this many idle seconds")
+    summ.set_defaults(func=_cmd_summarize)
+
+    from skillgym import commands
+
+    commands.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format='{"time":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":"%(message)s"}')
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

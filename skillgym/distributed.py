@@ -1,0 +1,62 @@
+"""Helpers for distributed mode: publish ingested skills to the configured bus and store, and
+count what the pipeline produced by reading every topic."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from skillgym_core.bus.factory import make_bus
+from skillgym_core.contracts.events import Envelope
+from skillgym_core.contracts.topics import ALL_TOPICS, dlq
+from skillgym_core.errors import PoisonEventError
+from skillgym_core.settings import CommonSettings
+from skillgym_core.store.factory import make_store
+
+from skillgym.summary import summarize
+
+
+def ingest_and_publish(sources: list[Path], out_dir: Path, *, publish: bool) -> Any:
+    from skillgym_ingest.pipeline import ingest, write_outputs
+
+    settings = CommonSettings()
+    store = make_store(settings) if publish else None
+    result = ingest(sources, store=store, progress=True)
+    write_outputs(result, out_dir)
+    if publish:
+        bus = make_bus(settings)
+        bus.ensure_topics([*ALL_TOPICS, *(dlq(t) for t in ALL_TOPICS)])
+        for payload in result.events:
+            event = Envelope.wrap(payload, producer="ingest", correlation_id=settings.correlation_id)
+            bus.publish(event.type, event.key, event.to_bytes())
+        bus.close()
+    return result
+
+
+def read_all_events(settings: CommonSettings, idle_s: float = 5.0, max_s: float = 60.0) -> list[Envelope]:
+    """Every event on every main topic, read with a throw-away consumer group."""
+    bus = make_bus(settings)
+    subscription = bus.subscribe(ALL_TOPICS, f"skillgym-summary-{uuid.uuid4().hex[:8]}", from_beginning=True)
+    events: list[Envelope] = []
+    started = last = time.monotonic()
+    try:
+        while time.monotonic() - last < idle_s and time.monotonic() - started < max_s:
+            batch = subscription.poll(timeout_s=1.0, max_records=500)
+            if batch:
+                last = time.monotonic()
+            for delivery in batch:
+                try:
+                    events.append(Envelope.from_bytes(delivery.value))
+                except PoisonEventError:
+                    continue
+    finally:
+        subscription.close()
+        bus.close()
+    return events
+
+
+def summarize_bus(*, skills_seen: int, skills_accepted: int, idle_s: float = 5.0) -> dict[str, Any]:
+    events = read_all_events(CommonSettings(), idle_s=idle_s)
+    return summarize(events, skills_seen=skills_seen, skills_accepted=skills_accepted)

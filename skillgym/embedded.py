@@ -1,0 +1,111 @@
+"""Embedded mode: every service in one process over the in-memory bus, a local store under the
+output directory and the local sandbox. Same service code as the distributed mode."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillgym_core.bus.memory import MemoryBus
+from skillgym_core.context import ServiceContext
+from skillgym_core.contracts.events import Envelope
+from skillgym_core.contracts.topics import ALL_TOPICS, TRAINING_COMPLETED
+from skillgym_core.sandbox.local import LocalSandbox
+from skillgym_core.service import Worker
+from skillgym_core.store.local import LocalStore
+
+from skillgym.summary import summarize
+from skillgym.wiring import PIPELINE_ORDER, create_service, environment
+
+Progress = Callable[[str, dict[str, int]], None]
+
+
+@dataclass
+class EmbeddedOptions:
+    llm_base_url: str | None = None
+    llm_model: str = "default"
+    builder_llm_base_url: str | None = None
+    train: bool = True
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    def env(self) -> dict[str, str | None]:
+        overrides: dict[str, str | None] = {
+            "SKILLGYM_SAMPLER_LLM_BASE_URL": self.llm_base_url,
+            "SKILLGYM_SAMPLER_LLM_MODEL": self.llm_model if self.llm_base_url else None,
+            "SKILLGYM_BUILDER_LLM_BASE_URL": self.builder_llm_base_url,
+            "SKILLGYM_BUS": "memory",
+            "SKILLGYM_STORE": "local",
+            "SKILLGYM_SANDBOX": "local",
+        }
+        overrides.update(self.extra_env)
+        return overrides
+
+
+@dataclass
+class EmbeddedResult:
+    summary: dict[str, Any]
+    out_dir: Path
+    dead_letters: list[dict[str, Any]]
+    seconds: float
+
+
+def run_pipeline(
+    sources: Sequence[Path],
+    out_dir: Path,
+    options: EmbeddedOptions | None = None,
+    progress: Progress | None = None,
+) -> EmbeddedResult:
+    from skillgym_ingest.pipeline import ingest, write_outputs
+
+    options = options or EmbeddedOptions()
+    started = time.perf_counter()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    store = LocalStore(out_dir / "store")
+    bus = MemoryBus()
+    bus.ensure_topics(ALL_TOPICS)
+    notify = progress or (lambda stage, counts: None)
+
+    with environment(options.env()):
+        ctx = ServiceContext(store=store, sandbox=LocalSandbox(), scratch=out_dir / "scratch")
+        notify("ingest", {})
+        result = ingest(list(sources), store=store)
+        write_outputs(result, out_dir / "ingest")
+        for payload in result.events:
+            event = Envelope.wrap(payload, producer="ingest", correlation_id=out_dir.name)
+            bus.publish(event.type, event.key, event.to_bytes())
+        services = {name: create_service(name, ctx) for name in PIPELINE_ORDER}
+        workers = [Worker(services[name], bus, store, backoff_s=0.05) for name in PIPELINE_ORDER]
+        while True:
+            moved = 0
+            for worker in workers:
+                count = worker.run_once(timeout_s=0, max_records=1)
+                moved += count
+                if count:
+                    notify(worker.service.name, _counts(bus))
+            if not moved:
+                break
+        trainer = services["trainer"]
+        if options.train:
+            notify("trainer", _counts(bus))
+            completed = trainer.train_now()  # type: ignore[attr-defined]
+            if completed is not None:
+                event = Envelope.wrap(completed, producer="trainer", correlation_id=out_dir.name)
+                bus.publish(TRAINING_COMPLETED, event.key, event.to_bytes())
+
+    events = [Envelope.from_bytes(record.value) for topic in ALL_TOPICS for record in bus.records(topic)]
+    accepted = sum(1 for record in result.records if record.accepted)
+    summary = summarize(events, skills_seen=len(result.records), skills_accepted=accepted)
+    dead = [record for worker in workers for record in worker.stats.failures]
+    summary["dead_letters"] = len(dead)
+    summary["seconds"] = round(time.perf_counter() - started, 2)
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    return EmbeddedResult(summary=summary, out_dir=out_dir, dead_letters=dead, seconds=summary["seconds"])
+
+
+def _counts(bus: MemoryBus) -> dict[str, int]:
+    return {topic: len(bus.records(topic)) for topic in ALL_TOPICS}

@@ -1,0 +1,72 @@
+"""Pytest plugin: real Kafka / S3 / Prometheus servers as fixtures.
+
+Load with ``-p tests.support.fixtures`` (or ``pytest_plugins`` in a conftest).
+A service that cannot start makes its fixture error: nothing is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import pytest
+
+from tests.support.services import (
+    KafkaServer,
+    PrometheusServer,
+    S3Server,
+    start_kafka,
+    start_prometheus,
+    start_s3,
+)
+
+__all__ = ["PrometheusFactory", "fresh_group", "kafka", "prometheus_factory", "s3"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "integration: needs the real test services (Kafka, S3, Prometheus)")
+
+
+class PrometheusFactory(Protocol):
+    def __call__(
+        self, scrape_targets: Sequence[str], rule_files: Sequence[Path] = ()
+    ) -> PrometheusServer: ...
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaServer]:
+    """One single-node KRaft Kafka for the whole session; use ``kafka.bootstrap``."""
+    with start_kafka(tmp_path_factory.mktemp("kafka")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """One S3 server for the whole session; ``s3.endpoint``, ``s3.access_key``, ``s3.secret_key``."""
+    with start_s3(tmp_path_factory.mktemp("s3")) as server:
+        yield server
+
+
+@pytest.fixture
+def fresh_group(request: pytest.FixtureRequest) -> str:
+    """A consumer group id no other test uses."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", request.node.name)[:60]
+    return f"{name}-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def prometheus_factory(tmp_path: Path) -> Iterator[PrometheusFactory]:
+    """Starts Prometheus servers for this test (1 s scrape interval); all are stopped afterwards."""
+    started: list[PrometheusServer] = []
+
+    def factory(scrape_targets: Sequence[str], rule_files: Sequence[Path] = ()) -> PrometheusServer:
+        server = start_prometheus(tmp_path / f"prometheus{len(started)}", scrape_targets, rule_files)
+        started.append(server)
+        return server
+
+    yield factory
+    for server in started:
+        server.stop()
