@@ -4,22 +4,25 @@ thread; FastAPI serves ``/healthz`` (process up), ``/readyz`` (consuming, store 
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-
 from skillgym_core import metrics
+from skillgym_core.bus.base import Bus
 from skillgym_core.bus.factory import make_bus
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.topics import ALL_TOPICS, dlq
 from skillgym_core.sandbox.factory import make_sandbox
-from skillgym_core.service import Worker
+from skillgym_core.service import Service, Worker
 from skillgym_core.settings import CommonSettings
+from skillgym_core.store.base import Store
 from skillgym_core.store.factory import make_store
 
 from skillgym.wiring import create_service
@@ -34,18 +37,18 @@ class ServeSettings(CommonSettings):
 
 
 class ServiceRunner:
-    def __init__(self, name: str, settings: ServeSettings) -> None:
-        self.name = name
+    """Drives one service's worker in a background thread and reports its state."""
+
+    def __init__(self, service: Service, bus: Bus, store: Store, settings: ServeSettings) -> None:
+        self.name = service.name
         self.settings = settings
-        self.store = make_store(settings)
-        self.bus = make_bus(settings)
-        self.bus.ensure_topics([*ALL_TOPICS, *(dlq(t) for t in ALL_TOPICS)])
-        ctx = ServiceContext(store=self.store, sandbox=make_sandbox(settings), scratch=settings.scratch_dir)  # type: ignore[arg-type]
-        self.service = create_service(name, ctx)
+        self.store = store
+        self.bus = bus
+        self.service = service
         self.worker = Worker(
-            self.service,
-            self.bus,
-            self.store,
+            service,
+            bus,
+            store,
             max_attempts=settings.max_attempts,
             backoff_s=settings.retry_backoff_s,
             backoff_max_s=settings.retry_backoff_max_s,
@@ -54,7 +57,7 @@ class ServiceRunner:
         self.ready = threading.Event()
         self.last_poll = 0.0
         self.error: str | None = None
-        self.thread = threading.Thread(target=self._loop, name=f"{name}-worker", daemon=True)
+        self.thread = threading.Thread(target=self._loop, name=f"{self.name}-worker", daemon=True)
 
     def _loop(self) -> None:
         try:
@@ -101,17 +104,17 @@ def build_app(runner: ServiceRunner) -> FastAPI:
 
     @app.get("/healthz")
     def healthz() -> Response:
-        ok = runner.thread.is_alive() or not runner.ready.is_set() and runner.error is None
+        ok = runner.thread.is_alive() or (not runner.ready.is_set() and runner.error is None)
         return Response(status_code=200 if ok else 500, content=runner.name if ok else str(runner.error))
 
     @app.get("/readyz")
-    def readyz() -> dict[str, Any]:
+    def readyz() -> Response:
         status = runner.status()
-        if not status["ready"]:
-            from fastapi import HTTPException
-
-            raise HTTPException(status_code=503, detail=status)
-        return status
+        return Response(
+            status_code=200 if status["ready"] else 503,
+            content=json.dumps(status),
+            media_type="application/json",
+        )
 
     @app.get("/metrics")
     def metrics_endpoint() -> Response:
@@ -120,9 +123,17 @@ def build_app(runner: ServiceRunner) -> FastAPI:
     return app
 
 
+def runner_from_settings(name: str, settings: ServeSettings) -> ServiceRunner:
+    store = make_store(settings)
+    bus = make_bus(settings)
+    bus.ensure_topics([*ALL_TOPICS, *(dlq(t) for t in ALL_TOPICS)])
+    ctx = ServiceContext(store=store, sandbox=make_sandbox(settings), scratch=Path(settings.scratch_dir))
+    return ServiceRunner(create_service(name, ctx), bus, store, settings)
+
+
 def serve(name: str, settings: ServeSettings | None = None) -> None:
     settings = settings or ServeSettings()
-    runner = ServiceRunner(name, settings)
+    runner = runner_from_settings(name, settings)
     runner.thread.start()
     app = build_app(runner)
     try:

@@ -8,9 +8,9 @@ from typing import Any
 
 from skillgym_core.contracts.events import (
     EnvBuilt,
+    Envelope,
     EnvReviewed,
     EnvValidated,
-    Envelope,
     TrainingCompleted,
     TrajectoryVerified,
 )

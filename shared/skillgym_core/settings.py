@@ -20,6 +20,7 @@ class CommonSettings(BaseSettings):
     kafka_session_timeout_ms: int = 6000
     kafka_heartbeat_interval_ms: int = 1000
     kafka_topic_partitions: int = 3
+    topic_prefix: str = Field("", description="prefix for every topic and consumer group on a shared broker")
 
     store: Literal["local", "s3"] = "local"
     store_root: Path = Path("out/store")

@@ -85,7 +85,12 @@ class TaskRunner:
         timeout = task.config().agent.timeout_sec
         return self.sandbox.run(
             ["bash", "/solution/solve.sh"],
-            mounts=[Mount(workspace, AGENT_WORKDIR, writable=True), Mount(task.solution, "/solution")],
+            mounts=[
+                Mount(workspace, AGENT_WORKDIR, writable=True),
+                Mount(task.solution, "/solution"),
+                # the oracle sees the skill where the agent does (the image copies it to skills_dir)
+                *([Mount(task.skills, SKILLS_MOUNT)] if task.skills.is_dir() else []),
+            ],
             workdir=AGENT_WORKDIR,
             limits=self._limits(task, timeout),
         )

@@ -268,6 +268,9 @@ def start_kafka(workdir: Path, timeout: float = 120.0) -> KafkaServer:
 
 
 def _kafka_ready(bootstrap: str) -> bool:
+    host, port = bootstrap.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=1):
+        pass  # cheap check first: the admin client backs off for seconds on refused connections
     from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped,unused-ignore]
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000, client_id="readiness")

@@ -4,7 +4,10 @@ templates draw task data from (sections, quotable lines, ordered steps, code blo
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -130,12 +133,19 @@ def skill_root(unpacked: Path) -> Path:
     return unpacked
 
 
-def load_skill_card(store: Store, skill_id: str, scratch: Path) -> SkillCard:
-    """Fetch the record and unpack the skill folder into a fresh directory under ``scratch``."""
-    record = SkillRecord.model_validate(get_json(store, keys.skill_record(skill_id)))
-    root = Path(tempfile.mkdtemp(prefix="skill-", dir=scratch))
-    unpack_dir(store.get_bytes(keys.skill_files(skill_id)), root)
-    root = skill_root(root)
+@contextmanager
+def skill_card(store: Store, skill_id: str, scratch: Path) -> Iterator[SkillCard]:
+    """The skill's card, its folder unpacked under ``scratch`` for the duration."""
+    unpacked = Path(tempfile.mkdtemp(prefix="skill-", dir=scratch))
+    try:
+        record = SkillRecord.model_validate(get_json(store, keys.skill_record(skill_id)))
+        unpack_dir(store.get_bytes(keys.skill_files(skill_id)), unpacked)
+        yield card_from_folder(record, skill_root(unpacked))
+    finally:
+        shutil.rmtree(unpacked, ignore_errors=True)
+
+
+def card_from_folder(record: SkillRecord, root: Path) -> SkillCard:
     skill_md_path = root / "SKILL.md"
     text = skill_md_path.read_text(encoding="utf-8", errors="replace") if skill_md_path.is_file() else ""
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")

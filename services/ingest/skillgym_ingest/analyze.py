@@ -8,10 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from skillgym_core.contracts.skill import Diagnostic, SkillFile, SkillRecord
 from skillgym_core.ids import content_id
 from skillgym_ingest.annotate.basic import annotate_basic
 from skillgym_ingest.content import SkillContent, build_content, normalized_hash, tree_hash
+from skillgym_ingest.dedup import signature
 from skillgym_ingest.errors import IngestError
 from skillgym_ingest.filters import rejection_reasons
 from skillgym_ingest.loader import SkillFolder, load_folder
@@ -24,7 +27,7 @@ class Analysis:
     record: SkillRecord
     root: Path | None
     normalized_hash: str | None = None
-    shingle_text: str | None = None
+    signature: np.ndarray | None = None
 
 
 def skill_id_for(content_hash: str) -> str:
@@ -83,7 +86,12 @@ def analyze_folder(folder: SkillFolder, settings: IngestSettings) -> Analysis:
     )
     annotate_record(record, content, settings)
     record.reasons = rejection_reasons(record, settings, has_skill_md=content.skill_md_path is not None)
-    return Analysis(record, folder.root, normalized_hash(content), shingle_source(content))
+    record.normalized_hash = normalized_hash(content)
+    sig = None
+    if settings.dedup:
+        text = shingle_source(content)
+        sig = signature(text, settings) if text.strip() else None
+    return Analysis(record, folder.root, record.normalized_hash, sig)
 
 
 def annotate_record(record: SkillRecord, content: SkillContent, settings: IngestSettings) -> None:

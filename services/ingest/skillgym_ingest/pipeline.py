@@ -12,7 +12,7 @@ from skillgym_core.contracts.events import SkillIngested
 from skillgym_core.contracts.skill import SkillRecord
 from skillgym_core.store.base import Store, put_json
 from skillgym_ingest.decide import Decider
-from skillgym_ingest.executor import analyze_units
+from skillgym_ingest.executor import AnalysisPool
 from skillgym_ingest.progress import ProgressReporter
 from skillgym_ingest.settings import IngestSettings
 from skillgym_ingest.sources import open_sources
@@ -49,11 +49,11 @@ def ingest(
     settings = settings or IngestSettings()
     result = IngestResult()
     decider = Decider(settings)
-    with ProgressReporter(enabled=progress) as reporter:
+    pack = store is not None and settings.write_store
+    with ProgressReporter(enabled=progress) as reporter, AnalysisPool(settings) as pool:
         for unit_batch in open_sources(sources, settings, store):
             with unit_batch as units:
-                pack = store is not None and settings.write_store
-                for analysis, packed in analyze_units(units, settings, pack=pack):
+                for analysis, packed in pool.map(units, pack=pack):
                     record = decider.decide(analysis)
                     if record.accepted:
                         event = _publish(record, packed, analysis.root, store, settings)

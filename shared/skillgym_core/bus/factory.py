@@ -13,9 +13,14 @@ def make_bus(settings: CommonSettings) -> Bus:
         return MemoryBus()
     from skillgym_core.bus.kafka import KafkaBus
 
-    return KafkaBus(
+    bus: Bus = KafkaBus(
         settings.kafka_bootstrap,
         session_timeout_ms=settings.kafka_session_timeout_ms,
         heartbeat_interval_ms=settings.kafka_heartbeat_interval_ms,
         partitions=settings.kafka_topic_partitions,
     )
+    if settings.topic_prefix:
+        from skillgym_core.bus.prefixed import PrefixedBus
+
+        bus = PrefixedBus(bus, settings.topic_prefix)
+    return bus

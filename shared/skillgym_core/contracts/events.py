@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -11,7 +12,9 @@ from skillgym_core.contracts import topics
 from skillgym_core.errors import PoisonEventError
 from skillgym_core.ids import content_id
 
-ENVELOPE_VERSION = "1.0"
+P = TypeVar("P", bound="Payload")
+
+ENVELOPE_VERSION: Literal["1.0"] = "1.0"
 
 
 class Payload(BaseModel):
@@ -175,7 +178,7 @@ class Envelope(BaseModel):
             producer=producer,
             key=payload.key(),
             correlation_id=correlation_id,
-            payload=payload,  # type: ignore[arg-type]
+            payload=payload,
         )
 
     def to_bytes(self) -> bytes:
@@ -192,10 +195,10 @@ class Envelope(BaseModel):
                 raw_prefix=raw[:200].decode("utf-8", "replace"),
             ) from exc
 
-    def payload_as(self, model: type[Any]) -> Any:
+    def payload_as(self, model: builtins.type[P]) -> P:
         if not isinstance(self.payload, model):
             raise PoisonEventError(
-                f"expected {model.__name__}, got {type(self.payload).__name__}", event_id=self.event_id
+                f"expected {model.__name__}, got {self.payload.__class__.__name__}", event_id=self.event_id
             )
         return self.payload
 

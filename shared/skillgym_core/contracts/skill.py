@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SKILL_RECORD_VERSION = "1.0"
+SKILL_RECORD_VERSION: Literal["1.0"] = "1.0"
 
 
 class Evidence(BaseModel):
@@ -67,5 +67,8 @@ class SkillRecord(BaseModel):
     category_confidence: float | None = None
     duplicate_of: str | None = None
     duplicate_cluster: str | None = None
+    duplicate_kind: Literal["exact", "near"] | None = None
+    duplicate_similarity: float | None = None
+    normalized_hash: str | None = None
     accepted: bool = False
     reasons: list[str] = Field(default_factory=list)

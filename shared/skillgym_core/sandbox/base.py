@@ -26,6 +26,7 @@ class Limits:
     pids: int = 256
     output_bytes: int = 1_000_000
     file_size_mb: int = 256
+    cpus: float | None = None  # CPU bandwidth (cores), where the backend can enforce it
 
 
 @dataclass(frozen=True)

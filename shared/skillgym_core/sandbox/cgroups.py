@@ -156,6 +156,17 @@ class RunCgroup:
     def pids_peak(self) -> int | None:
         return _read_int(self.paths["pids"] / "pids.peak") if "pids" in self.paths else None
 
+    def pids_limit_hits(self) -> int:
+        """How many forks the pids limit refused."""
+        if "pids" not in self.paths:
+            return 0
+        with contextlib.suppress(OSError, ValueError):
+            for line in (self.paths["pids"] / "pids.events").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "max":
+                    return int(value)
+        return 0
+
     def members(self) -> set[int]:
         pids: set[int] = set()
         for path in self.paths.values():

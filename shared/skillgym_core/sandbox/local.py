@@ -263,6 +263,7 @@ class LocalSandbox:
             detail["cpu_seconds"] = run.cgroup.cpu_seconds()
             detail["peak_memory_bytes"] = run.cgroup.peak_memory_bytes()
             detail["pids_peak"] = run.cgroup.pids_peak()
+            detail["pids_limit_hit"] = run.cgroup.pids_limit_hits() > 0
             if run.cgroup.oom_kills() and outcome in (None, Outcome.KILLED):
                 outcome = Outcome.OOM
                 detail["limit"] = "memory_mb"

@@ -1,0 +1,52 @@
+"""Operator settings (env prefix ``SKILLGYM_OPERATOR_``). Store access for the pods it creates is
+wired by name (the chart's ConfigMap and Secret), so the operator never holds store credentials
+for them; its own store access (training progress) uses the common ``SKILLGYM_`` settings."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class OperatorSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SKILLGYM_OPERATOR_", extra="ignore")
+
+    runner_image: str = Field("ghcr.io/skillgym/skillgym:0.1.0", description="image with the skillgym package")
+    default_task_image: str = "python:3.11-slim"
+    image_pull_policy: str = "IfNotPresent"
+    config_map: str = Field("skillgym-config", description="ConfigMap with SKILLGYM_* store/bus settings")
+    secret: str = Field("skillgym-secrets", description="Secret with SKILLGYM_S3_ACCESS_KEY/SECRET_KEY")
+    sandbox_service_account: str = ""
+    runtime_class_name: str = Field("", description="e.g. gvisor; empty uses the cluster default")
+    run_as_user: int = 65534
+    push_grace_s: int = Field(60, description="seconds the pod may run past the wall timeout to upload")
+
+    store_egress_pod_labels: dict[str, str] = Field(
+        default_factory=lambda: {"app.kubernetes.io/name": "minio"},
+        description="pods sandbox pods may reach (the store); empty denies all egress",
+    )
+    store_egress_namespace_labels: dict[str, str] = Field(default_factory=dict)
+    store_egress_port: int = 9000
+    allow_dns: bool = True
+
+    max_active_runs_per_namespace: int = Field(20, ge=1)
+    queue_retry_s: float = 5.0
+    max_attempts: int = Field(3, ge=1, description="pod attempts per SandboxRun on infrastructure failures")
+    retry_backoff_s: float = 2.0
+    retry_backoff_max_s: float = 60.0
+    finished_pod_ttl_s: float = Field(300.0, ge=0, description="keep finished pods this long for debugging")
+    housekeeping_interval_s: float = 5.0
+
+    build_registry: str = "registry.skillgym.svc:5000"
+    kaniko_image: str = "gcr.io/kaniko-project/executor:v1.23.2"
+    build_poll_s: float = 10.0
+    build_timeout_s: int = 1800
+
+    trainer_image: str = "ghcr.io/skillgym/skillgym-trainer:0.1.0"
+    trainer_module: str = "skillgym_trainer.distributed"
+    training_master_port: int = 29500
+    training_max_restarts: int = 3
+    training_progress_interval_s: float = 30.0
+
+    scanning_disabled: bool = Field(False, description="skip cluster-wide namespace/CRD scans (restricted RBAC)")
+    posting_level: str = "INFO"

@@ -1,0 +1,56 @@
+"""Helpers that write hand-made skill folders for the ingest tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+GOOD_BODY = """# CSV report
+
+Use this skill when the user asks to turn a CSV export into a summary report.
+
+## Steps
+1. Read the input file `data.csv` from the working directory.
+2. Run `python scripts/summarize.py data.csv report.md` to compute totals for each column.
+3. Check that the report lists every column and write it to `report.md`.
+"""
+
+GOOD_SCRIPT = """import csv
+import sys
+
+
+def main(src: str, dst: str) -> None:
+    with open(src, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    with open(dst, "w") as out:
+        out.write(f"rows: {len(rows)}\\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
+"""
+
+
+def write_skill(
+    parent: Path,
+    folder: str = "csv-report",
+    *,
+    name: str | None = None,
+    description: str = "Summarize a CSV export into a Markdown report with totals for each column.",
+    body: str = GOOD_BODY,
+    files: dict[str, str | bytes] | None = None,
+    front_matter: str | None = None,
+    skill_md_name: str = "SKILL.md",
+) -> Path:
+    root = parent / folder
+    root.mkdir(parents=True, exist_ok=True)
+    if front_matter is None:
+        front_matter = f"name: {name if name is not None else folder}\ndescription: {description}\n"
+    (root / skill_md_name).write_text(f"---\n{front_matter}---\n{body}")
+    for rel, data in ({"scripts/summarize.py": GOOD_SCRIPT} if files is None else files).items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, bytes):
+            target.write_bytes(data)
+        else:
+            target.write_text(data)
+    return root
