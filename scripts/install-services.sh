@@ -45,7 +45,7 @@ install_kafka() {
     start=$(date +%s)
     log "kafka: resolving jars with Maven from $POM ..."
     rm -rf "$dir/libs.new"
-    mvn -q -B -f "$POM" dependency:copy-dependencies -DincludeScope=runtime \
+    mvn -q -B -Dstyle.color=never -f "$POM" dependency:copy-dependencies -DincludeScope=runtime \
         -DoutputDirectory="$dir/libs.new" ||
         die "kafka: 'mvn dependency:copy-dependencies' failed (is Maven Central reachable?)"
     compgen -G "$dir/libs.new/kafka_2.13-*.jar" >/dev/null || die "kafka: Maven copied no kafka_2.13 jar"

@@ -60,18 +60,29 @@ class ServiceRunner:
         self.thread = threading.Thread(target=self._loop, name=f"{self.name}-worker", daemon=True)
 
     def _loop(self) -> None:
+        """Consume until stopped. A failing poll (broker or store outage) is retried with capped
+        exponential backoff; readiness is withdrawn while it fails and restored once it works."""
+        failures = 0
         try:
-            _ = self.worker.subscription
-            self.ready.set()
             while not self.stop.is_set():
-                self.worker.run_once(timeout_s=self.settings.poll_timeout_s)
+                try:
+                    _ = self.worker.subscription
+                    self.ready.set()
+                    self.worker.run_once(timeout_s=self.settings.poll_timeout_s)
+                    failures = 0
+                    self.error = None
+                except Exception as exc:
+                    failures += 1
+                    self.error = f"{type(exc).__name__}: {exc}"
+                    self.ready.clear()
+                    log.exception("worker poll failed", extra={"service": self.name, "failures": failures})
+                    delay = min(self.settings.retry_backoff_max_s, self.settings.retry_backoff_s * 2 ** (failures - 1))
+                    self.stop.wait(delay)
+                    continue
                 self.last_poll = time.monotonic()
                 self._update_lag()
-        except Exception as exc:
-            self.error = f"{type(exc).__name__}: {exc}"
-            log.exception("worker stopped")
-            self.ready.clear()
         finally:
+            self.ready.clear()
             self.worker.close()
 
     def _update_lag(self) -> None:
@@ -104,8 +115,8 @@ def build_app(runner: ServiceRunner) -> FastAPI:
 
     @app.get("/healthz")
     def healthz() -> Response:
-        ok = runner.thread.is_alive() or (not runner.ready.is_set() and runner.error is None)
-        return Response(status_code=200 if ok else 500, content=runner.name if ok else str(runner.error))
+        ok = runner.thread.is_alive()
+        return Response(status_code=200 if ok else 500, content=runner.name if ok else "worker stopped")
 
     @app.get("/readyz")
     def readyz() -> Response:

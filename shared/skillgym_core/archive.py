@@ -48,7 +48,11 @@ def unpack_dir(data: bytes, dest: Path, *, max_bytes: int = 512 * 1024 * 1024, m
     dest.mkdir(parents=True, exist_ok=True)
     total = 0
     count = 0
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+    try:
+        tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")  # noqa: SIM115 - closed by the with below
+    except tarfile.TarError as exc:
+        raise UnsafeArchiveError(f"not a readable tar archive: {exc}") from exc
+    with tar:
         for member in tar:
             count += 1
             if count > max_files:

@@ -37,3 +37,12 @@ def dataset(dataset_id: str, name: str) -> str:
 
 def training_run(run_id: str, name: str) -> str:
     return f"training/{run_id}/{name}"
+
+
+def sandbox_input(digest: str) -> str:
+    """A content-addressed archive of a sandbox mount (shared by every run that mounts it)."""
+    return f"sandbox/inputs/{digest}.tar.gz"
+
+
+def sandbox_run(run_name: str, name: str = "") -> str:
+    return f"sandbox/runs/{run_name}/{name}"

@@ -1,23 +1,40 @@
 """Running a Harbor task's phases in a sandbox: the initial workspace, the reference solution,
 agent commands, and the trusted verifier.
 
-The verifier always runs on a *fresh copy* of the final workspace with its own trusted
-``/tests`` and an empty ``/logs/verifier``: anything the agent wrote there is discarded, and
-protected inputs are checksummed so tampering fails the run with that reason."""
+The agent only ever sees the workspace (at ``/app``) and, when given, the skills (read-only
+at ``/skills``); ``tests/`` and ``solution/`` are never mounted for it. The verifier runs on
+a *fresh copy* of the final workspace with its own read-only ``/tests`` and an empty
+``/logs/verifier``, so reward files the agent pre-wrote are discarded. Protected inputs are
+checksummed before the verifier runs; a changed one fails the run as ``tampered_inputs``.
+Everything the host reads back from a sandbox-written tree is read without following links
+(see :mod:`skillgym_core.sandbox.workspace`)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
+import math
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillgym_core.contracts.task import AGENT_WORKDIR, TaskDir
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, Sandbox, SandboxResult
+from skillgym_core.sandbox.workspace import (
+    WorkspaceError,
+    read_regular_file,
+    resolve_inside,
+    safe_copy_tree,
+    sha256_regular_file,
+)
 
 SKILLS_MOUNT = "/skills"
+MAX_REWARD_FILE_BYTES = 64 * 1024
+MAX_PROTECTED_INPUT_BYTES = 1 << 30
+# The verifier runs with the agent's files as its working directory: never let Python put
+# that directory first on sys.path, or a planted ``pytest.py`` would grade itself.
+VERIFIER_ENV = {"PYTHONSAFEPATH": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 @dataclass
@@ -28,6 +45,7 @@ class VerifierOutcome:
     failure_type: str | None
     result: SandboxResult | None
     tampered: list[str] = field(default_factory=list)
+    skipped_files: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -36,50 +54,78 @@ class VerifierOutcome:
             "passed": self.passed,
             "failure_type": self.failure_type,
             "tampered": self.tampered,
+            "skipped_files": self.skipped_files,
             "outcome": self.result.outcome.value if self.result else None,
             "exit_code": self.result.exit_code if self.result else None,
+            "duration_s": self.result.duration_s if self.result else None,
             "stdout": self.result.stdout[-4000:] if self.result else "",
             "stderr": self.result.stderr[-4000:] if self.result else "",
         }
+
+    @classmethod
+    def failed(cls, failure_type: str, result: SandboxResult | None = None, **extra: list[str]) -> VerifierOutcome:
+        return cls(0.0, {"reward": 0.0}, False, failure_type, result, **extra)
 
 
 def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _finite_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def read_reward(logs_verifier: Path) -> tuple[float, dict[str, float]] | None:
-    """Harbor's rule: ``reward.json`` first (a dict of numbers), else ``reward.txt``."""
-    json_path, txt_path = logs_verifier / "reward.json", logs_verifier / "reward.txt"
-    if json_path.is_file():
-        data = json.loads(json_path.read_text() or "null")
-        if isinstance(data, dict) and data and all(isinstance(v, int | float) for v in data.values()):
+    """Harbor's rule: ``reward.json`` first (a dict of numbers), else ``reward.txt``.
+
+    Only regular files (not links) of bounded size count, and only finite numbers."""
+    raw_json = read_regular_file(logs_verifier / "reward.json", max_bytes=MAX_REWARD_FILE_BYTES)
+    if raw_json is not None:
+        try:
+            data = json.loads(raw_json.decode() or "null")
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if isinstance(data, dict) and data and all(_finite_number(v) for v in data.values()):
             rewards = {str(k): float(v) for k, v in data.items()}
             return rewards.get("reward", sum(rewards.values()) / len(rewards)), rewards
         return None
-    if txt_path.is_file():
-        text = txt_path.read_text().strip()
-        try:
-            value = float(text)
-        except ValueError:
-            return None
-        return value, {"reward": value}
-    return None
+    raw_txt = read_regular_file(logs_verifier / "reward.txt", max_bytes=MAX_REWARD_FILE_BYTES)
+    if raw_txt is None:
+        return None
+    try:
+        value = float(raw_txt.decode().strip())
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return (value, {"reward": value}) if math.isfinite(value) else None
 
 
 class TaskRunner:
-    def __init__(self, sandbox: Sandbox, *, pass_threshold: float = 1.0) -> None:
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        *,
+        pass_threshold: float = 1.0,
+        max_workspace_bytes: int = 512 * 1024 * 1024,
+        max_workspace_files: int = 50_000,
+    ) -> None:
         self.sandbox = sandbox
         self.pass_threshold = pass_threshold
+        self.max_workspace_bytes = max_workspace_bytes
+        self.max_workspace_files = max_workspace_files
+
+    def _copy(self, src: Path, dst: Path) -> list[str]:
+        report = safe_copy_tree(src, dst, max_bytes=self.max_workspace_bytes, max_files=self.max_workspace_files)
+        return report.skipped
 
     def fresh_workspace(self, task: TaskDir, parent: Path) -> Path:
         workspace = Path(tempfile.mkdtemp(prefix="ws-", dir=parent))
         if task.workspace.is_dir():
-            shutil.copytree(task.workspace, workspace, dirs_exist_ok=True, symlinks=False)
+            self._copy(task.workspace, workspace)
         return workspace
 
     def _limits(self, task: TaskDir, timeout_s: float) -> Limits:
         env = task.config().environment
-        return Limits(wall_s=timeout_s, memory_mb=env.memory_mb or 2048)
+        return Limits(wall_s=timeout_s, memory_mb=env.memory_mb or 2048, cpus=float(env.cpus) if env.cpus else None)
 
     def run_solution(self, task: TaskDir, workspace: Path) -> SandboxResult:
         timeout = task.config().agent.timeout_sec
@@ -96,25 +142,51 @@ class TaskRunner:
         )
 
     def run_agent_command(
-        self, task: TaskDir, workspace: Path, command: str, *, skills: Path | None = None, timeout_s: float = 120
+        self,
+        task: TaskDir,
+        workspace: Path,
+        command: str,
+        *,
+        skills: Path | None = None,
+        timeout_s: float = 120,
+        env: Mapping[str, str] | None = None,
     ) -> SandboxResult:
         mounts = [Mount(workspace, AGENT_WORKDIR, writable=True)]
         if skills is not None and skills.is_dir():
             mounts.append(Mount(skills, SKILLS_MOUNT))
         return self.sandbox.run(
-            ["bash", "-lc", command], mounts=mounts, workdir=AGENT_WORKDIR, limits=self._limits(task, timeout_s)
+            ["bash", "-lc", command],
+            mounts=mounts,
+            workdir=AGENT_WORKDIR,
+            env=env,
+            limits=self._limits(task, timeout_s),
         )
 
-    def verify(self, task: TaskDir, workspace: Path) -> VerifierOutcome:
+    def tampered_inputs(self, task: TaskDir, workspace: Path) -> list[str]:
+        """Protected inputs that are missing, not regular files, or changed."""
+        tampered = []
+        for item in task.config().metadata.protected_inputs:
+            try:
+                path = resolve_inside(workspace, item.path)
+            except WorkspaceError:
+                tampered.append(item.path)
+                continue
+            if sha256_regular_file(path, max_bytes=MAX_PROTECTED_INPUT_BYTES) != item.sha256:
+                tampered.append(item.path)
+        return tampered
+
+    def verify(self, task: TaskDir, workspace: Path, *, keep_logs: Path | None = None) -> VerifierOutcome:
+        """Grade ``workspace`` with the task's trusted tests; ``keep_logs`` receives /logs/verifier."""
         config = task.config()
-        tampered = [
-            item.path
-            for item in config.metadata.protected_inputs
-            if not (workspace / item.path).is_file() or sha256_file(workspace / item.path) != item.sha256
-        ]
+        if not (task.tests / "test.sh").is_file():
+            return VerifierOutcome.failed("tests_missing")
+        tampered = self.tampered_inputs(task, workspace)
         with tempfile.TemporaryDirectory(prefix="verify-") as scratch:
             trusted = Path(scratch) / "app"
-            shutil.copytree(workspace, trusted, symlinks=False, ignore_dangling_symlinks=True)
+            try:
+                skipped = self._copy(workspace, trusted)
+            except WorkspaceError as exc:
+                return VerifierOutcome.failed(exc.reason, tampered=tampered)
             logs = Path(scratch) / "logs"
             (logs / "verifier").mkdir(parents=True)
             result = self.sandbox.run(
@@ -125,15 +197,26 @@ class TaskRunner:
                     Mount(logs, "/logs", writable=True),
                 ],
                 workdir=AGENT_WORKDIR,
+                env=VERIFIER_ENV,
                 limits=self._limits(task, config.verifier.timeout_sec),
             )
             parsed = read_reward(logs / "verifier")
+            if keep_logs is not None:
+                self._keep(logs / "verifier", keep_logs)
         if tampered:
-            return VerifierOutcome(0.0, {"reward": 0.0}, False, "tampered_inputs", result, tampered)
+            return VerifierOutcome.failed("tampered_inputs", result, tampered=tampered, skipped_files=skipped)
         if result.outcome is not Outcome.OK:
-            return VerifierOutcome(0.0, {"reward": 0.0}, False, f"verifier_{result.outcome.value}", result)
+            return VerifierOutcome.failed(f"verifier_{result.outcome.value}", result, skipped_files=skipped)
         if parsed is None:
-            return VerifierOutcome(0.0, {"reward": 0.0}, False, "reward_file_missing", result)
+            return VerifierOutcome.failed("reward_file_missing", result, skipped_files=skipped)
         reward, rewards = parsed
         passed = reward >= self.pass_threshold
-        return VerifierOutcome(reward, rewards, passed, None if passed else "verifier_rejected", result)
+        return VerifierOutcome(
+            reward, rewards, passed, None if passed else "verifier_rejected", result, skipped_files=skipped
+        )
+
+    def _keep(self, logs: Path, destination: Path) -> None:
+        try:
+            safe_copy_tree(logs, destination, max_bytes=64 * 1024 * 1024, max_files=1000)
+        except (WorkspaceError, FileExistsError):
+            return

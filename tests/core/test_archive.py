@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from skillgym_core.archive import UnsafeArchiveError, pack_dir, unpack_dir
 
 
@@ -64,7 +63,8 @@ def test_pack_leaves_out_symlinks(tmp_path: Path) -> None:
     secret.write_text("outside")
     (root / "link").symlink_to(secret)
 
-    names = tarfile.open(fileobj=io.BytesIO(pack_dir(root)), mode="r:gz").getnames()
+    with tarfile.open(fileobj=io.BytesIO(pack_dir(root)), mode="r:gz") as tar:
+        names = tar.getnames()
 
     assert "link" not in names
     assert "SKILL.md" in names
@@ -143,3 +143,9 @@ def test_file_count_cap(tmp_path: Path) -> None:
         unpack_dir(archive, tmp_path / "out", max_files=4)
     assert len(list(unpack_dir(archive, tmp_path / "ok", max_files=5).iterdir())) == 5
 
+
+def test_bytes_that_are_no_archive_get_a_typed_error(tmp_path: Path) -> None:
+    from skillgym_core.archive import UnsafeArchiveError, unpack_dir
+
+    with pytest.raises(UnsafeArchiveError, match="not a readable tar archive"):
+        unpack_dir(b"definitely not a tarball", tmp_path / "out")

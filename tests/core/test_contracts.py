@@ -6,15 +6,14 @@ import json
 import typing
 
 import pytest
-
 from skillgym_core.contracts import topics
 from skillgym_core.contracts.events import (
     AnyPayload,
     EnvBuilt,
+    Envelope,
     EnvFeedback,
     EnvReviewed,
     EnvValidated,
-    Envelope,
     HardeningRequested,
     Payload,
     SkillIngested,
@@ -25,28 +24,51 @@ from skillgym_core.errors import PoisonEventError
 
 SAMPLES: list[Payload] = [
     SkillIngested(
-        skill_id="skill-1", name="pdf", record_key="skills/skill-1/record.json",
-        files_key="skills/skill-1/files.tar.gz", category="docs",
+        skill_id="skill-1",
+        name="pdf",
+        record_key="skills/skill-1/record.json",
+        files_key="skills/skill-1/files.tar.gz",
+        category="docs",
     ),
     EnvBuilt(task_id="task-1", skill_id="skill-1", package_key="tasks/task-1/package.tar.gz", template="cli"),
     EnvReviewed(
-        task_id="task-1", skill_id="skill-1", package_key="tasks/task-1/package.tar.gz", approved=False,
-        failure_type="leaky_instruction", reasons=["mentions the answer"], revision=1,
+        task_id="task-1",
+        skill_id="skill-1",
+        package_key="tasks/task-1/package.tar.gz",
+        approved=False,
+        failure_type="leaky_instruction",
+        reasons=["mentions the answer"],
+        revision=1,
     ),
     EnvFeedback(task_id="task-1", skill_id="skill-1", failure_type="flaky", reasons=["r"], attempt=2),
     EnvValidated(
-        task_id="task-1", skill_id="skill-1", package_key="tasks/task-1/package.tar.gz", valid=True,
+        task_id="task-1",
+        skill_id="skill-1",
+        package_key="tasks/task-1/package.tar.gz",
+        valid=True,
         label="skill-dep",
     ),
     TrajectoryVerified(
-        trajectory_id="traj-1", task_id="task-1", skill_id="skill-1", harness="mini", model="m",
-        passed=True, reward=1.0, atif_key="trajectories/traj-1/atif.json",
+        trajectory_id="traj-1",
+        task_id="task-1",
+        skill_id="skill-1",
+        harness="mini",
+        model="m",
+        passed=True,
+        reward=1.0,
+        atif_key="trajectories/traj-1/atif.json",
         verification_key="trajectories/traj-1/verification.json",
     ),
     HardeningRequested(task_id="task-1", skill_id="skill-1", pass_rate=0.95, trajectory_keys=["a", "b"]),
     TrainingCompleted(
-        run_id="run-1", dataset_key="datasets/d/train.jsonl", checkpoint_key="training/run-1/ckpt",
-        metrics_key="training/run-1/metrics.json", examples=10, steps=5, loss_first=2.5, loss_last=1.25,
+        run_id="run-1",
+        dataset_key="datasets/d/train.jsonl",
+        checkpoint_key="training/run-1/ckpt",
+        metrics_key="training/run-1/metrics.json",
+        examples=10,
+        steps=5,
+        loss_first=2.5,
+        loss_last=1.25,
     ),
 ]
 
@@ -120,8 +142,17 @@ def _payload_mutated(**changes: typing.Any) -> bytes:
         _payload_mutated(extra="nope"),
     ],
     ids=[
-        "empty", "text", "binary", "array", "missing-fields", "future-version", "extra-envelope-field",
-        "bad-time", "unknown-kind", "null-required", "extra-payload-field",
+        "empty",
+        "text",
+        "binary",
+        "array",
+        "missing-fields",
+        "future-version",
+        "extra-envelope-field",
+        "bad-time",
+        "unknown-kind",
+        "null-required",
+        "extra-payload-field",
     ],
 )
 def test_poison_bytes_raise_typed_error(raw: bytes) -> None:

@@ -10,6 +10,7 @@ from skillgym_core.contracts.skill import SkillRecord
 from skillgym_core.store.local import LocalStore
 from skillgym_ingest.pipeline import ingest, write_outputs
 from skillgym_ingest.settings import IngestSettings
+
 from tests.ingest.skillkit import write_skill
 
 

@@ -31,9 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class PrometheusFactory(Protocol):
-    def __call__(
-        self, scrape_targets: Sequence[str], rule_files: Sequence[Path] = ()
-    ) -> PrometheusServer: ...
+    def __call__(self, scrape_targets: Sequence[str], rule_files: Sequence[Path] = ()) -> PrometheusServer: ...
 
 
 @pytest.fixture(scope="session")

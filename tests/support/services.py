@@ -23,23 +23,13 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from subprocess import DEVNULL, STDOUT, Popen
 from types import TracebackType
 from typing import Any, Self
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVICES_DIR = Path(os.environ.get("SKILLGYM_SERVICES_DIR", REPO_ROOT / ".cache" / "services"))
 INSTALL_HINT = "run scripts/install-services.sh first"
-
-__all__ = [
-    "KafkaServer",
-    "PrometheusServer",
-    "S3Server",
-    "ServiceStartError",
-    "free_port",
-    "start_kafka",
-    "start_prometheus",
-    "start_s3",
-]
 
 
 class ServiceStartError(RuntimeError):
@@ -61,11 +51,21 @@ def _tail(path: Path, lines: int = 40) -> str:
         return ""
 
 
+def _bind(port: int) -> int | None:
+    """Bind 127.0.0.1:``port`` (0: any) and return the bound port, or None when it is taken."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except (OSError, OverflowError):
+            return None
+        return int(sock.getsockname()[1])
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    port = _bind(0)
+    assert port is not None
+    return port
 
 
 def _free_ports(count: int, also_free_offset: int | None = None) -> list[int]:
@@ -73,21 +73,9 @@ def _free_ports(count: int, also_free_offset: int | None = None) -> list[int]:
     ports: list[int] = []
     while len(ports) < count:
         port = free_port()
-        if port in ports or (also_free_offset is not None and not _is_free(port + also_free_offset)):
-            continue
-        ports.append(port)
+        if port not in ports and (also_free_offset is None or _bind(port + also_free_offset)):
+            ports.append(port)
     return ports
-
-
-def _is_free(port: int) -> bool:
-    if port > 65535:
-        return False
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
 
 
 class _Service:
@@ -95,10 +83,11 @@ class _Service:
 
     name = "service"
 
-    def __init__(self, workdir: Path, process: subprocess.Popen[bytes], log_path: Path) -> None:
+    def __init__(self, workdir: Path, process: Popen[bytes], log_path: Path, port: int) -> None:
         self.workdir = workdir
         self.process = process
         self.log_path = log_path
+        self.port = port
         _RUNNING.add(self)
 
     @property
@@ -133,9 +122,7 @@ class _Service:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 self.stop()
-                raise ServiceStartError(
-                    self.name, f"exited with code {self.process.returncode}", self.log_path
-                )
+                raise ServiceStartError(self.name, f"exited with code {self.process.returncode}", self.log_path)
             try:
                 if check():
                     return
@@ -157,18 +144,13 @@ def _stop_leftovers() -> None:
 
 def _spawn(
     name: str, workdir: Path, argv: Sequence[str], env: Mapping[str, str] | None = None
-) -> tuple[subprocess.Popen[bytes], Path]:
+) -> tuple[Popen[bytes], Path]:
     log_path = workdir / f"{name}.log"
     with log_path.open("ab") as log:
         try:
-            process = subprocess.Popen(
-                list(argv),
-                cwd=workdir,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, **(env or {})},
-                start_new_session=True,
+            full_env = {**os.environ, **(env or {})}
+            process = Popen(
+                argv, cwd=workdir, stdin=DEVNULL, stdout=log, stderr=STDOUT, env=full_env, start_new_session=True
             )
         except OSError as exc:
             raise ServiceStartError(name, f"cannot execute {argv[0]}: {exc}", log_path) from exc
@@ -183,13 +165,7 @@ def _service_dir(workdir: Path, name: str) -> Path:
 # --------------------------------------------------------------------------- Kafka
 
 KAFKA_LIBS = SERVICES_DIR / "kafka" / "libs"
-KAFKA_JVM_OPTS = (
-    "-Xmx512m",
-    "-Xms128m",
-    "-XX:+UseSerialGC",
-    "-XX:TieredStopAtLevel=1",
-    "-Djava.awt.headless=true",
-)
+KAFKA_JVM_OPTS = ["-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"]
 
 
 class KafkaServer(_Service):
@@ -197,10 +173,9 @@ class KafkaServer(_Service):
 
     name = "kafka"
 
-    def __init__(self, workdir: Path, process: subprocess.Popen[bytes], log_path: Path, port: int) -> None:
-        super().__init__(workdir, process, log_path)
-        self.port = port
-        self.bootstrap = f"127.0.0.1:{port}"
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
 
 
 def _kafka_properties(data_dir: Path, port: int, controller_port: int) -> str:
@@ -251,16 +226,13 @@ def start_kafka(workdir: Path, timeout: float = 120.0) -> KafkaServer:
     java = [_java(), *KAFKA_JVM_OPTS, "-cp", f"{KAFKA_LIBS}/*"]
     fmt_log = home / "kafka-format.log"
     with fmt_log.open("wb") as log:
-        formatted = subprocess.run(
-            [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            timeout=timeout,
-            check=False,
-        )
-    if formatted.returncode != 0:
-        raise ServiceStartError("kafka", "formatting KRaft storage failed", fmt_log)
+        fmt = [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)]
+        try:
+            code = subprocess.run(fmt, stdout=log, stderr=STDOUT, stdin=DEVNULL, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            code = -1
+    if code != 0:
+        raise ServiceStartError("kafka", f"formatting KRaft storage failed (exit {code})", fmt_log)
     process, log_path = _spawn("kafka", home, [*java, "kafka.Kafka", str(config)])
     server = KafkaServer(home, process, log_path, port)
     server._wait_ready(lambda: _kafka_ready(server.bootstrap), timeout)
@@ -289,22 +261,11 @@ class S3Server(_Service):
 
     name = "s3"
 
-    def __init__(
-        self,
-        workdir: Path,
-        process: subprocess.Popen[bytes],
-        log_path: Path,
-        port: int,
-        access_key: str,
-        secret_key: str,
-        kind: str,
-    ) -> None:
-        super().__init__(workdir, process, log_path)
-        self.port = port
+    def __init__(self, workdir: Path, process: Popen[bytes], log: Path, port: int, keys: tuple[str, str], kind: str):
+        super().__init__(workdir, process, log, port)
         self.endpoint = f"127.0.0.1:{port}"
         self.url = f"http://{self.endpoint}"
-        self.access_key = access_key
-        self.secret_key = secret_key
+        self.access_key, self.secret_key = keys
         self.kind = kind
 
     def client(self) -> Any:
@@ -315,62 +276,42 @@ class S3Server(_Service):
 
 
 def s3_binary() -> tuple[str, Path] | None:
-    """``("minio"|"seaweedfs", path)`` of the installed S3 server, MinIO preferred."""
+    """``("minio"|"seaweedfs", path)`` of the installed S3 server: MinIO unless
+    ``SKILLGYM_S3_SERVER=seaweedfs`` (``minio`` forces MinIO)."""
+    choice = os.environ.get("SKILLGYM_S3_SERVER", "auto")
     minio = SERVICES_DIR / "bin" / "minio"
-    if minio.exists():
+    if choice != "seaweedfs" and minio.exists():
         return "minio", minio
     weed = REPO_ROOT / ".venv" / "bin" / "weed"
     found = str(weed) if weed.exists() else shutil.which("weed")
-    return ("seaweedfs", Path(found)) if found else None
+    return ("seaweedfs", Path(found)) if found and choice != "minio" else None
 
 
 def start_s3(workdir: Path, timeout: float = 60.0) -> S3Server:
     """Start MinIO (or SeaweedFS) with fresh random credentials."""
     binary = s3_binary()
     if binary is None:
-        raise ServiceStartError(
-            "s3", f"neither {SERVICES_DIR}/bin/minio nor weed is installed; {INSTALL_HINT}"
-        )
+        raise ServiceStartError("s3", f"neither {SERVICES_DIR}/bin/minio nor weed is installed; {INSTALL_HINT}")
     kind, path = binary
     home = _service_dir(workdir, "s3")
     access_key, secret_key = f"test{secrets.token_hex(6)}", secrets.token_hex(20)
     if kind == "minio":
         port, console = _free_ports(2)
-        argv = [
-            str(path),
-            "server",
-            str(home / "data"),
-            "--address",
-            f"127.0.0.1:{port}",
-            "--console-address",
-            f"127.0.0.1:{console}",
-            "--quiet",
-        ]
-        env = {
-            "MINIO_ROOT_USER": access_key,
-            "MINIO_ROOT_PASSWORD": secret_key,
-            "MINIO_BROWSER": "off",
-            "MINIO_UPDATE": "off",
-            "MINIO_CI_CD": "1",
-        }
+        options = f"--address 127.0.0.1:{port} --console-address 127.0.0.1:{console} --quiet"
+        argv = [str(path), "server", str(home / "data"), *options.split()]
+        env = {"MINIO_ROOT_USER": access_key, "MINIO_ROOT_PASSWORD": secret_key}
+        env |= {"MINIO_BROWSER": "off", "MINIO_UPDATE": "off", "MINIO_CI_CD": "1"}
     else:
         names = ["s3", "master", "volume", "filer", "admin", "s3.port.iceberg", "s3.port.lance", "debug"]
         ports = dict(zip(names, _free_ports(len(names), also_free_offset=10000), strict=True))
         port = ports["s3"]
         (home / "data").mkdir()
-        argv = [
-            str(path),
-            "mini",
-            f"-dir={home / 'data'}",
-            "-ip=127.0.0.1",
-            "-ip.bind=127.0.0.1",
-            "-admin.ui=false",
-            "-webdav=false",
-        ]
+        argv = [str(path), "mini", f"-dir={home / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1"]
+        argv += ["-admin.ui=false", "-webdav=false"]
         argv += [f"-{n}={p}" if "." in n else f"-{n}.port={p}" for n, p in ports.items()]
         env = {"AWS_ACCESS_KEY_ID": access_key, "AWS_SECRET_ACCESS_KEY": secret_key}
     process, log_path = _spawn("s3", home, argv, env)
-    server = S3Server(home, process, log_path, port, access_key, secret_key, kind)
+    server = S3Server(home, process, log_path, port, (access_key, secret_key), kind)
     server._wait_ready(lambda: _s3_ready(server), timeout)
     return server
 
@@ -388,10 +329,9 @@ class PrometheusServer(_Service):
 
     name = "prometheus"
 
-    def __init__(self, workdir: Path, process: subprocess.Popen[bytes], log_path: Path, port: int) -> None:
-        super().__init__(workdir, process, log_path)
-        self.port = port
-        self.url = f"http://127.0.0.1:{port}"
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     def api(self, path: str, **params: str) -> Any:
         """GET ``/api/v1/<path>`` and return its ``data`` (raises on an API error)."""
@@ -437,13 +377,8 @@ def start_prometheus(
     config = home / "prometheus.yml"
     config.write_text(_prometheus_config(scrape_targets, rule_files))
     port = free_port()
-    argv = [
-        binary,
-        f"--config.file={config}",
-        f"--storage.tsdb.path={home / 'data'}",
-        f"--web.listen-address=127.0.0.1:{port}",
-        "--storage.tsdb.retention.time=1h",
-    ]
+    argv = [binary, f"--config.file={config}", f"--storage.tsdb.path={home / 'data'}"]
+    argv += [f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=1h"]
     process, log_path = _spawn("prometheus", home, argv)
     server = PrometheusServer(home, process, log_path, port)
     server._wait_ready(lambda: _http_ok(f"{server.url}/-/ready"), timeout)

@@ -4,14 +4,14 @@ import json
 from pathlib import Path
 
 import pytest
-from transformers import AutoModelForCausalLM, AutoTokenizer
-
 from skillgym_core import keys
 from skillgym_core.contracts.events import TrainingCompleted
 from skillgym_core.errors import ContractError
 from skillgym_core.store.base import get_json
 from skillgym_trainer.service import TrainerService
 from skillgym_trainer.settings import TrainerSettings
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
 from tests.trainer.factories import envelope, make_context, store_trajectory
 
 

@@ -17,3 +17,17 @@ class Blueprint(BaseModel):
     acceptance_criteria: list[str] = Field(default_factory=list)
     execution_requirements: list[str] = Field(default_factory=list)
     patterns: list[str] = Field(default_factory=list, description="difficulty pattern ids applied")
+
+
+def with_patterns(base: Blueprint, patterns: list[tuple[str, str]]) -> Blueprint:
+    """``base`` with difficulty patterns (id, description) applied to its challenge."""
+    if not patterns:
+        return base.model_copy(deep=True)
+    extra = " ".join(f"{description}" for _, description in patterns)
+    return base.model_copy(
+        update={
+            "challenge": f"{base.challenge} Added difficulty: {extra}",
+            "patterns": [*base.patterns, *(pid for pid, _ in patterns if pid not in base.patterns)],
+        },
+        deep=True,
+    )

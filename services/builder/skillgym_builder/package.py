@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillgym_builder.skillcard import SkillCard
-from skillgym_builder.templates.base import TemplateOutput, TemplateSpec
 from skillgym_core.contracts.task import (
     AGENT_WORKDIR,
     EnvironmentSection,
@@ -22,6 +20,9 @@ from skillgym_core.contracts.task import (
     TimeoutSection,
 )
 from skillgym_core.ids import content_id, hash_tree
+
+from skillgym_builder.skillcard import SkillCard
+from skillgym_builder.templates.base import TemplateOutput, TemplateSpec
 
 SKILLS_TARGET = "/skills"
 

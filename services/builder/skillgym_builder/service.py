@@ -9,28 +9,31 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 
-from skillgym_builder.blueprint import Blueprint
-from skillgym_builder.errors import UnsuitableSkillError
-from skillgym_builder.package import BuildInfo, write_task
-from skillgym_builder.settings import BuilderSettings
-from skillgym_builder.skillcard import SkillCard, skill_card
-from skillgym_builder.templates import TemplateRegistry, registry
-from skillgym_builder.templates.base import Template
 from skillgym_core import keys, metrics
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts import topics
 from skillgym_core.contracts.events import (
     EnvBuilt,
-    EnvFeedback,
     Envelope,
+    EnvFeedback,
     HardeningRequested,
     Payload,
     SkillIngested,
 )
 from skillgym_core.contracts.task import TaskConfig
 from skillgym_core.store.base import put_json
+
+from skillgym_builder.blueprint import with_patterns
+from skillgym_builder.errors import UnsuitableSkillError
+from skillgym_builder.package import BuildInfo, write_task
+from skillgym_builder.patterns import PatternPool
+from skillgym_builder.settings import BuilderSettings
+from skillgym_builder.skillcard import SkillCard, skill_card
+from skillgym_builder.templates import TemplateRegistry, registry
+from skillgym_builder.templates.base import Template
 
 log = logging.getLogger(__name__)
 
@@ -66,31 +69,37 @@ class BuilderService:
     # -- skill-ingested -------------------------------------------------------------------
     def on_skill(self, event: SkillIngested) -> list[Payload]:
         with self._card(event.skill_id) as card:
-            try:
-                template = self.choose_template(card)
-            except UnsuitableSkillError as exc:
-                put_json(self.ctx.store, skill_build_report_key(event.skill_id), exc.to_dict())
-                metrics.GATE_OUTCOMES.labels("suitability", "skipped", exc.reason).inc()
-                log.info("skill skipped", extra={"skill_id": event.skill_id, "reason": str(exc)})
-                return []
-            metrics.GATE_OUTCOMES.labels("suitability", "passed", template.spec.id).inc()
-            return [self.build(card, template, BuildInfo())]
-
-    def choose_template(self, card: SkillCard) -> Template:
-        reasons: dict[str, str] = {}
-        for template in self.templates.candidates(card, self.settings.preferred_templates):
-            reason = template.unsuitable_reason(card)
-            if reason is None:
-                return template
-            reasons[template.spec.id] = reason
-        raise UnsuitableSkillError(
-            f"no template fits skill {card.name!r}", skill_id=card.record.skill_id, templates=reasons
-        )
+            reasons: dict[str, str] = {}
+            for template in self.templates.candidates(card, self.settings.preferred_templates):
+                reason = template.unsuitable_reason(card)
+                if reason is None:
+                    try:
+                        built = self.build(card, template, BuildInfo())
+                    except UnsuitableSkillError as exc:
+                        reason = str(exc)
+                    else:
+                        metrics.GATE_OUTCOMES.labels("suitability", "passed", "fits").inc()
+                        return [built]
+                reasons[template.spec.id] = reason
+            skipped = UnsuitableSkillError(
+                f"no template fits skill {card.name!r}", skill_id=card.record.skill_id, templates=reasons
+            )
+            put_json(self.ctx.store, skill_build_report_key(event.skill_id), skipped.to_dict())
+            metrics.GATE_OUTCOMES.labels("suitability", "skipped", skipped.reason).inc()
+            log.info("skill skipped", extra={"skill_id": event.skill_id, "reasons": reasons})
+            return []
 
     def build(self, card: SkillCard, template: Template, info: BuildInfo) -> EnvBuilt:
         seed = f"{card.record.skill_id}:{template.spec.id}:{info.revision}"
         rng = random.Random(seed)
-        blueprint = Blueprint.model_validate(template.spec.blueprint.model_dump())
+        pool = PatternPool.load(self.ctx.store)
+        forced = [pool.patterns[p] for p in info.patterns if p in pool.patterns]
+        chosen = pool.choose(
+            rng, template.supported_knobs, max(0, self.settings.patterns_per_task - len(forced)),
+            exclude=info.patterns,
+        )
+        blueprint = with_patterns(template.spec.blueprint, [(p.id, p.description) for p in forced + chosen])
+        info = replace(info, patterns=tuple(blueprint.patterns))
         output = template.generate(card, rng, blueprint)
         parent = Path(tempfile.mkdtemp(prefix="build-", dir=self.ctx.scratch))
         try:
@@ -115,7 +124,15 @@ class BuilderService:
         meta = config.metadata
         with self._card(event.skill_id) as card:
             template = self.templates.get(meta.template)
-            info = BuildInfo(revision=meta.revision + 1, parent_task_id=event.task_id)
+            info = BuildInfo(
+                revision=meta.revision + 1,
+                parent_task_id=event.task_id,
+                builder=str(getattr(meta, "builder", "template")),
+                extra={
+                    "feedback_round": event.attempt,
+                    "feedback": {"failure_type": event.failure_type, "reasons": event.reasons[:20]},
+                },
+            )
             return [self.build(card, template, info)]
 
     # -- hardening-requested --------------------------------------------------------------

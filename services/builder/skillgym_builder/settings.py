@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pydantic import Field, SecretStr
-
 from skillgym_core.settings import CommonSettings
 
 
@@ -15,4 +14,4 @@ class BuilderSettings(CommonSettings):
     builder_llm_max_turns: int = Field(40, ge=1)
     preferred_templates: list[str] = Field(default_factory=list)
     max_hardening_rounds: int = Field(2, ge=0)
-    patterns_per_task: int = Field(2, ge=0)
+    patterns_per_task: int = Field(1, ge=0, description="difficulty patterns applied to a first build")

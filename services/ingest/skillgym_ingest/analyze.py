@@ -5,14 +5,18 @@ pipeline, which sees skills in a fixed order."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from skillgym_core.contracts.skill import Diagnostic, SkillFile, SkillRecord
+from skillgym_core.contracts.skill import Diagnostic, Evidence, SkillFile, SkillRecord
 from skillgym_core.ids import content_id
+
 from skillgym_ingest.annotate.basic import annotate_basic
+from skillgym_ingest.annotate.quality import annotate_quality
+from skillgym_ingest.annotate.runtime import RUNTIME_RULES, annotate_runtime
+from skillgym_ingest.annotate.safety import SAFETY_RULESET, screen
 from skillgym_ingest.content import SkillContent, build_content, normalized_hash, tree_hash
 from skillgym_ingest.dedup import signature
 from skillgym_ingest.errors import IngestError
@@ -20,6 +24,9 @@ from skillgym_ingest.filters import rejection_reasons
 from skillgym_ingest.loader import SkillFolder, load_folder
 from skillgym_ingest.settings import IngestSettings
 from skillgym_ingest.spec import check_front_matter
+from skillgym_ingest.taxonomy import KeywordClassifier, load_taxonomy
+
+ALL_RULES = RUNTIME_RULES + SAFETY_RULESET
 
 
 @dataclass
@@ -95,7 +102,23 @@ def analyze_folder(folder: SkillFolder, settings: IngestSettings) -> Analysis:
 
 
 def annotate_record(record: SkillRecord, content: SkillContent, settings: IngestSettings) -> None:
-    """Runtime, quality, safety and taxonomy annotators (filled in by later stages)."""
+    """Runtime, quality, safety and taxonomy: the rule annotators."""
+    hits = ALL_RULES.scan(content)
+    record.runtime = annotate_runtime(content, hits)
+    record.quality = annotate_quality(content)
+    record.safety = screen(content, record.runtime, hits)
+    classification = classifier_for(settings.taxonomy_path).classify(record.name, record.description, record.body)
+    record.category = classification.category
+    record.subcategory = classification.subcategory
+    record.category_confidence = classification.confidence
+    record.category_evidence = [
+        Evidence(rule="taxonomy.keywords", excerpt=", ".join(classification.matched)[:200])
+    ] if classification.matched else [Evidence(rule="taxonomy.no_keyword_matched")]
+
+
+@functools.lru_cache(maxsize=4)
+def classifier_for(taxonomy_path: Path | None) -> KeywordClassifier:
+    return KeywordClassifier(load_taxonomy(taxonomy_path))
 
 
 def shingle_source(content: SkillContent) -> str:

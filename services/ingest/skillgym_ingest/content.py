@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from skillgym_core.contracts.skill import Diagnostic
+
 from skillgym_ingest.frontmatter import ParsedSkillMd, parse_skill_md
 from skillgym_ingest.loader import LoadedFile, SkillFolder
 
-TEXT_SUFFIXES = frozenset(
-    ".md .txt .py .sh .bash .zsh .js .mjs .cjs .ts .tsx .jsx .json .yaml .yml .toml .ini .cfg .conf "
-    ".html .htm .css .xml .csv .tsv .rb .go .rs .java .kt .c .h .cpp .hpp .cs .php .pl .r .sql .ps1 "
-    ".bat .cmd .lua .swift .scala .ipynb .env .rst .tex .dockerfile .makefile .mdx .svg".split()
+TEXT_SUFFIXES_WORDS = (
+    ".md .txt .py .sh .bash .zsh .js .mjs .cjs .ts .tsx .jsx .json .yaml .yml .toml .ini .cfg .conf .html "
+    ".htm .css .xml .csv .tsv .rb .go .rs .java .kt .c .h .cpp .hpp .cs .php .pl .r .sql .ps1 .bat .cmd "
+    ".lua .swift .scala .ipynb .env .rst .tex .dockerfile .makefile .mdx .svg "
 )
+TEXT_SUFFIXES = frozenset(TEXT_SUFFIXES_WORDS.split())
 SCRIPT_LANGUAGES = {
     ".py": "python", ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".js": "javascript",
     ".mjs": "javascript", ".cjs": "javascript", ".ts": "typescript", ".tsx": "typescript",
@@ -25,19 +28,25 @@ SCRIPT_LANGUAGES = {
     ".swift": "swift", ".scala": "scala",
 }
 _WS = re.compile(r"[ \t]+")
+_PROSE_WORD = re.compile(r"[^\W\d_]+")
+_PROSE_LIMIT = 40000
+
+
+def suffix_of(path: str) -> str:
+    name = path.rsplit("/", 1)[-1].lower()
+    if name in {"dockerfile", "makefile"}:
+        return "." + name
+    return os.path.splitext(name)[1]
 
 
 @dataclass
 class TextFile:
     path: str
     text: str
+    suffix: str = ""
 
-    @property
-    def suffix(self) -> str:
-        name = PurePosixPath(self.path).name.lower()
-        if name in {"dockerfile", "makefile"}:
-            return "." + name
-        return PurePosixPath(name).suffix
+    def __post_init__(self) -> None:
+        self.suffix = suffix_of(self.path)
 
 
 @dataclass
@@ -57,6 +66,11 @@ class SkillContent:
     @property
     def body(self) -> str:
         return self.parsed.body
+
+    @functools.cached_property
+    def prose_words(self) -> list[str]:
+        """Lower-cased words of description and body, shared by the language, quality and dedup rules."""
+        return _PROSE_WORD.findall(f"{self.description}\n{self.body[:_PROSE_LIMIT]}".lower())
 
     def scripts(self) -> list[TextFile]:
         return [f for f in self.text_files if f.suffix in SCRIPT_LANGUAGES]
@@ -86,7 +100,7 @@ def _as_text(loaded: LoadedFile, max_scan_bytes: int) -> str | None:
     if loaded.data is None:
         return None
     head = loaded.data[:max_scan_bytes]
-    suffix = PurePosixPath(loaded.path.lower()).suffix
+    suffix = suffix_of(loaded.path)
     if b"\x00" in head[:8192]:
         return None
     if suffix not in TEXT_SUFFIXES and suffix:

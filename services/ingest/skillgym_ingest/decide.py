@@ -6,9 +6,11 @@ from collections import Counter
 
 from skillgym_core import metrics
 from skillgym_core.contracts.skill import SkillRecord
+
 from skillgym_ingest.analyze import Analysis
 from skillgym_ingest.dedup import NearDuplicateIndex
-from skillgym_ingest.filters import DUPLICATE
+from skillgym_ingest.filters import DUPLICATE, INCONSISTENT
+from skillgym_ingest.llm import LLMAnnotator
 from skillgym_ingest.settings import IngestSettings
 
 
@@ -21,7 +23,7 @@ class Decider:
         self._near = NearDuplicateIndex(settings) if settings.dedup else None
         self._counts: Counter[str] = Counter()
 
-    def decide(self, analysis: Analysis) -> SkillRecord:
+    def decide(self, analysis: Analysis, annotator: LLMAnnotator | None = None) -> SkillRecord:
         record = analysis.record
         self._counts["found"] += 1
         metrics.SKILLS_SEEN.inc()
@@ -31,6 +33,10 @@ class Decider:
                 self._dedup(analysis)
             if record.duplicate_of is None:
                 self._counts["unique"] += 1
+        if annotator is not None and not record.reasons:
+            self._counts["llm_annotated"] += 1
+            if not annotator.annotate(record):
+                record.reasons.append(INCONSISTENT)
         record.accepted = not record.reasons
         if record.accepted:
             self._counts["accepted"] += 1

@@ -7,14 +7,10 @@ few hundred bytes per unique skill."""
 
 from __future__ import annotations
 
-import re
-import zlib
-
 import numpy as np
 
 from skillgym_ingest.settings import IngestSettings
 
-_WORD = re.compile(r"\w+")
 _EMPTY32 = np.uint32(0xFFFFFFFF)
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -32,13 +28,41 @@ def _mix64(x: np.ndarray) -> np.ndarray:
         return x ^ (x >> np.uint64(31))
 
 
-def shingle_hashes(text: str, size: int) -> np.ndarray:
-    words = _WORD.findall(text.lower())[:_MAX_WORDS]
-    if not words:
+_MAX_BYTES = 256 * 1024
+_P = 0x100000001B3
+_IS_WORD = np.zeros(256, dtype=bool)
+for _lo, _hi in ((48, 58), (65, 91), (97, 123), (128, 256)):
+    _IS_WORD[_lo:_hi] = True
+_IS_WORD[95] = True
+_LOWER = np.arange(256, dtype=np.uint64)
+_LOWER[65:91] += 32
+with np.errstate(over="ignore"):
+    _POWERS = np.cumprod(np.full(_MAX_BYTES, _P, dtype=np.uint64)) // np.uint64(_P)
+    _INVERSE_POWERS = np.cumprod(np.full(_MAX_BYTES, pow(_P, -1, 1 << 64), dtype=np.uint64)) * np.uint64(_P)
+
+
+def word_hashes(text: str) -> np.ndarray:
+    """A 64-bit hash per word (runs of letters, digits, ``_`` or non-ASCII bytes), case-folded.
+
+    Vectorised polynomial hashing over the UTF-8 bytes: a word's hash is the difference of two
+    prefix sums, rescaled by the inverse power of its start, so it does not depend on position."""
+    data = np.frombuffer(text.encode("utf-8", "replace")[:_MAX_BYTES], dtype=np.uint8)
+    if data.size == 0:
         return np.zeros(0, dtype=np.uint64)
-    tokens = np.fromiter((zlib.crc32(w.encode()) for w in words), dtype=np.uint64, count=len(words))
-    if len(tokens) < size:
-        size = len(tokens)
+    edges = np.diff(np.concatenate(([0], _IS_WORD[data].view(np.int8), [0])))
+    starts = np.flatnonzero(edges == 1)
+    ends = np.flatnonzero(edges == -1)
+    with np.errstate(over="ignore"):
+        prefix = np.concatenate(([np.uint64(0)], np.cumsum(_LOWER[data] * _POWERS[: data.size])))
+        raw = (prefix[ends] - prefix[starts]) * _INVERSE_POWERS[starts]
+        return _mix64(raw + (ends - starts).astype(np.uint64))
+
+
+def shingle_hashes(text: str, size: int) -> np.ndarray:
+    tokens = word_hashes(text)[:_MAX_WORDS]
+    if tokens.size == 0:
+        return tokens
+    size = min(size, tokens.size)
     with np.errstate(over="ignore"):
         acc = np.zeros(len(tokens) - size + 1, dtype=np.uint64)
         for offset in range(size):

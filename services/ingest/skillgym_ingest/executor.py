@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from skillgym_core.archive import pack_dir
+
 from skillgym_ingest.analyze import Analysis, analyze_path
 from skillgym_ingest.settings import IngestSettings
 from skillgym_ingest.units import FailedUnit, FolderUnit, Unit

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from skillgym_core.contracts.skill import SkillRecord
+
+from skillgym_ingest.annotate.safety import is_unsafe
 from skillgym_ingest.settings import IngestSettings
 
 # Reasons, stable slugs used in records, funnel counts and metrics.
@@ -52,7 +54,7 @@ def rejection_reasons(record: SkillRecord, settings: IngestSettings, *, has_skil
     destructive = _value(record, "runtime", "destructive_writes")
     if settings.reject_destructive and isinstance(destructive, dict) and destructive.get("outside_workdir"):
         reasons.append(DESTRUCTIVE_WRITES)
-    if settings.reject_unsafe and record.safety:
+    if settings.reject_unsafe and is_unsafe(record.safety):
         reasons.append(UNSAFE)
     file_count = _value(record, "basic", "file_count")
     if isinstance(file_count, int) and file_count > settings.max_files:

@@ -9,16 +9,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-
 from skillgym_core.contracts.skill import Diagnostic
 
-try:
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - libyaml missing
-    _Loader = yaml.SafeLoader
+Severity = Literal["error", "warning", "info"]
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s(.*)|)$")
 _CLOSERS = {"---", "..."}
@@ -91,7 +89,7 @@ def _parse_block(block: list[str], first_line: int, file: str, diagnostics: list
         diagnostics.append(_diag("front_matter_empty", "front matter is empty", "error", file, first_line))
         return {}
     try:
-        loaded = yaml.load(source, Loader=_Loader)  # noqa: S506 - a safe loader
+        loaded = yaml.load(source, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = first_line + mark.line if mark is not None else first_line
@@ -129,7 +127,7 @@ def _lenient_block(block: list[str], first_line: int, file: str, diagnostics: li
     result: dict[str, Any] = {}
     for key, line_no, entry_lines in entries:
         try:
-            parsed = yaml.load("\n".join(entry_lines), Loader=_Loader)  # noqa: S506
+            parsed = yaml.load("\n".join(entry_lines), Loader=_Loader)
         except (yaml.YAMLError, RecursionError):
             parsed = None
         if isinstance(parsed, dict) and key in parsed:
@@ -173,5 +171,5 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
     return str(value)
 
 
-def _diag(code: str, message: str, severity: str, file: str | None, line: int | None = None) -> Diagnostic:
-    return Diagnostic(code=code, message=message, severity=severity, file=file, line=line)  # type: ignore[arg-type]
+def _diag(code: str, message: str, severity: Severity, file: str | None, line: int | None = None) -> Diagnostic:
+    return Diagnostic(code=code, message=message, severity=severity, file=file, line=line)

@@ -10,12 +10,13 @@ import re
 from dataclasses import dataclass
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-_ENGLISH = frozenset(
+_ENGLISH_WORDS = (
     "the and of to is for with that this you are be it on as use when if from by or an your will can not "
     "should each which into all have has was were been how what where then than these those they their "
     "them we our its there must do does only any also more most such other about after before using used "
-    "make sure first next run file files output input following example see need needs".split()
+    "make sure first next run file files output input following example see need needs "
 )
+_ENGLISH = frozenset(_ENGLISH_WORDS.split())
 SATURATION = 0.15
 
 
@@ -27,12 +28,16 @@ class LanguageGuess:
 
 
 def detect_english(text: str, limit: int = 20000) -> LanguageGuess:
-    sample = text[:limit]
-    words = _WORD.findall(sample.lower())
+    return english_from_words(_WORD.findall(text[:limit].lower()))
+
+
+def english_from_words(words: list[str]) -> LanguageGuess:
+    """Same score from words already split and lower-cased."""
     if not words:
         return LanguageGuess("unknown", 0.0, 0)
-    letters = sum(len(w) for w in words)
-    ascii_letters = sum(len(w) for w in words if w.isascii())
-    english_words = sum(1 for w in words if w in _ENGLISH)
+    joined = "".join(words)
+    letters = len(joined)
+    ascii_letters = letters if joined.isascii() else sum(1 for ch in joined if ch.isascii())
+    english_words = len(words) - len([None for w in words if w not in _ENGLISH])
     score = min(1.0, english_words / len(words) / SATURATION) * (ascii_letters / letters)
     return LanguageGuess("en" if score >= 0.5 else "other", round(score, 3), len(words))

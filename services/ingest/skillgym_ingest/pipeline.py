@@ -11,8 +11,10 @@ from skillgym_core import keys
 from skillgym_core.contracts.events import SkillIngested
 from skillgym_core.contracts.skill import SkillRecord
 from skillgym_core.store.base import Store, put_json
+
 from skillgym_ingest.decide import Decider
 from skillgym_ingest.executor import AnalysisPool
+from skillgym_ingest.llm import LLMAnnotator
 from skillgym_ingest.progress import ProgressReporter
 from skillgym_ingest.settings import IngestSettings
 from skillgym_ingest.sources import open_sources
@@ -26,6 +28,7 @@ class IngestResult:
     records: list[SkillRecord] = field(default_factory=list)
     funnel: dict[str, int] = field(default_factory=dict)
     events: list[SkillIngested] = field(default_factory=list)
+    llm_agreement: dict[str, float] = field(default_factory=dict)
 
     @property
     def accepted(self) -> list[SkillRecord]:
@@ -49,12 +52,13 @@ def ingest(
     settings = settings or IngestSettings()
     result = IngestResult()
     decider = Decider(settings)
+    annotator = LLMAnnotator(settings) if settings.llm_annotate else None
     pack = store is not None and settings.write_store
     with ProgressReporter(enabled=progress) as reporter, AnalysisPool(settings) as pool:
         for unit_batch in open_sources(sources, settings, store):
             with unit_batch as units:
                 for analysis, packed in pool.map(units, pack=pack):
-                    record = decider.decide(analysis)
+                    record = decider.decide(analysis, annotator)
                     if record.accepted:
                         event = _publish(record, packed, analysis.root, store, settings)
                         if on_event:
@@ -67,6 +71,9 @@ def ingest(
                         result.records.append(record)
                     reporter.advance(record)
     result.funnel = decider.funnel()
+    if annotator is not None:
+        result.llm_agreement = annotator.agreement()
+        annotator.close()
     return result
 
 
@@ -95,6 +102,8 @@ def write_outputs(result: IngestResult, out_dir: Path) -> None:
         for record in result.records:
             writer.write(record)
     write_funnel(result.funnel, out_dir)
+    if result.llm_agreement:
+        (out_dir / "llm_agreement.json").write_text(json.dumps(result.llm_agreement, indent=2, sort_keys=True))
 
 
 def write_funnel(funnel: dict[str, int], out_dir: Path) -> None:

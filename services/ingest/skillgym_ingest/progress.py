@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from skillgym_core.contracts.skill import SkillRecord
 
 
@@ -11,7 +10,7 @@ class ProgressReporter:
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self._progress: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
         self._accepted = 0
 
     def __enter__(self) -> ProgressReporter:

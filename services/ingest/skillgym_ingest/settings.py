@@ -7,21 +7,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
-
 from skillgym_core.settings import CommonSettings
-
-
-class LLMRoleSettings(CommonSettings):
-    """One OpenAI-compatible chat endpoint for the optional annotator role."""
-
-    model_config = SettingsConfigDict(env_prefix="SKILLGYM_INGEST_LLM_", extra="ignore")
-
-    base_url: str = ""
-    api_key: SecretStr = SecretStr("")
-    model: str = ""
-    timeout_s: float = 60.0
-    max_tokens: int = 512
-    temperature: float = 0.0
 
 
 class IngestSettings(CommonSettings):
@@ -61,8 +47,14 @@ class IngestSettings(CommonSettings):
     classifier: Literal["keywords", "embedding"] = "keywords"
     min_category_confidence: float = Field(0.0, ge=0, le=1)
 
-    # Optional LLM annotator.
+    # Optional LLM annotator role (any OpenAI-compatible chat endpoint).
     llm_annotate: bool = False
+    llm_base_url: str = "http://127.0.0.1:8000/v1"
+    llm_api_key: SecretStr = SecretStr("")
+    llm_model: str = "annotator"
+    llm_timeout_s: float = Field(60.0, gt=0)
+    llm_max_tokens: int = Field(400, ge=16)
+    llm_max_body_chars: int = Field(6000, ge=200, description="SKILL.md body characters sent to the model")
 
     # Execution.
     workers: int = Field(0, ge=0, description="processes; 0 means one per CPU, 1 means in-process")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from skillgym_core.contracts.skill import Diagnostic
 
@@ -17,8 +17,8 @@ KNOWN_FIELDS = frozenset({"name", "description", "license", "compatibility", "me
 def check_front_matter(front: dict[str, Any], folder_name: str, file: str = "SKILL.md") -> list[Diagnostic]:
     out: list[Diagnostic] = []
 
-    def add(code: str, message: str, severity: str = "error") -> None:
-        out.append(Diagnostic(code=code, message=message, severity=severity, file=file))  # type: ignore[arg-type]
+    def add(code: str, message: str, severity: Literal["error", "warning", "info"] = "error") -> None:
+        out.append(Diagnostic(code=code, message=message, severity=severity, file=file))
 
     name = front.get("name")
     if name is None:

@@ -7,7 +7,6 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import SettingsConfigDict
-
 from skillgym_core.llm import LLMSettings
 from skillgym_core.settings import CommonSettings
 

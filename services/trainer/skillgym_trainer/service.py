@@ -19,6 +19,7 @@ from skillgym_core.contracts.topics import TRAJECTORY_VERIFIED
 from skillgym_core.errors import ContractError
 from skillgym_core.ids import content_id
 from skillgym_core.store.base import get_json, put_json
+
 from skillgym_trainer.export.chat import atif_to_chat
 from skillgym_trainer.settings import TrainerSettings
 from skillgym_trainer.sft.loop import SFTConfig
@@ -66,9 +67,7 @@ class TrainerService:
         try:
             trajectory = Trajectory.model_validate_json(self.ctx.store.get_bytes(verified.atif_key))
         except ValueError as exc:
-            raise ContractError(
-                "stored trajectory is not valid ATIF", key=verified.atif_key, error=str(exc)
-            ) from exc
+            raise ContractError("stored trajectory is not valid ATIF", key=verified.atif_key, error=str(exc)) from exc
         example = atif_to_chat(trajectory)
         put_json(self.ctx.store, key, {"event": verified.model_dump(mode="json"), "example": example})
         return True
@@ -130,9 +129,7 @@ class TrainerService:
         )
         return key
 
-    def _train(
-        self, run_id: str, dataset_key: str, examples: list[dict[str, Any]], spec: RunSpec
-    ) -> TrainingCompleted:
+    def _train(self, run_id: str, dataset_key: str, examples: list[dict[str, Any]], spec: RunSpec) -> TrainingCompleted:
         scratch = self.ctx.scratch / "trainer"
         scratch.mkdir(parents=True, exist_ok=True)
         out_dir = Path(tempfile.mkdtemp(prefix=f"{run_id}-", dir=scratch))

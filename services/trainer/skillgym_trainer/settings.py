@@ -6,7 +6,6 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 from pydantic_settings import SettingsConfigDict
-
 from skillgym_core.settings import CommonSettings
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import defaultdict
-from collections.abc import Sequence
-from typing import Any
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped,unused-ignore]
 from kafka.admin import KafkaAdminClient, OffsetSpec  # type: ignore[import-untyped,unused-ignore]
@@ -23,6 +23,8 @@ from skillgym_core.contracts.topics import DLQ_SUFFIX, dlq
 from skillgym_core.errors import TransientError
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 def _encode_key(key: str | None) -> bytes | None:
@@ -54,8 +56,11 @@ class KafkaBus:
         replication_factor: int = -1,
         publish_timeout_s: float = 30.0,
         request_timeout_ms: int = 15000,
+        max_poll_interval_ms: int = 1_800_000,
     ) -> None:
-        """``replication_factor=-1`` lets the broker apply its ``default.replication.factor``."""
+        """``replication_factor=-1`` lets the broker apply its ``default.replication.factor``.
+        ``max_poll_interval_ms`` bounds one polled batch's handling (validation and training
+        handlers run for minutes); liveness is still detected within ``session_timeout_ms``."""
         self.bootstrap = bootstrap
         self.session_timeout_ms = session_timeout_ms
         self.heartbeat_interval_ms = heartbeat_interval_ms
@@ -63,7 +68,9 @@ class KafkaBus:
         self.replication_factor = replication_factor
         self.publish_timeout_s = publish_timeout_s
         self.request_timeout_ms = request_timeout_ms
-        self._lock = threading.Lock()
+        self.max_poll_interval_ms = max_poll_interval_ms
+        self._producer_lock = threading.Lock()
+        self._admin_lock = threading.Lock()
         self._producer_client: Any = None
         self._admin_client: Any = None
 
@@ -79,7 +86,9 @@ class KafkaBus:
         )
 
     def _producer(self) -> Any:
-        with self._lock:
+        if self._producer_client is not None:
+            return self._producer_client
+        with self._producer_lock:
             if self._producer_client is None:
                 try:
                     self._producer_client = KafkaProducer(
@@ -97,7 +106,7 @@ class KafkaBus:
             return self._producer_client
 
     def _admin(self) -> Any:
-        # callers hold self._lock: the admin client is shared by ensure_topics and lag
+        # callers hold self._admin_lock: the admin client is shared by ensure_topics and lag
         if self._admin_client is None:
             try:
                 self._admin_client = KafkaAdminClient(
@@ -129,6 +138,7 @@ class KafkaBus:
                 auto_offset_reset="earliest" if from_beginning else "latest",
                 session_timeout_ms=self.session_timeout_ms,
                 heartbeat_interval_ms=self.heartbeat_interval_ms,
+                max_poll_interval_ms=self.max_poll_interval_ms,
                 request_timeout_ms=max(self.request_timeout_ms, self.session_timeout_ms + 5000),
                 bootstrap_timeout_ms=self.request_timeout_ms,
             )
@@ -140,7 +150,7 @@ class KafkaBus:
         """Create every missing topic and its ``.dlq``; topics that exist are left as they are."""
         wanted = with_dlqs(topics)
         missing = wanted
-        with self._lock:
+        with self._admin_lock:
             admin = self._admin()
             try:
                 missing = [t for t in wanted if t not in set(admin.list_topics())]
@@ -165,42 +175,55 @@ class KafkaBus:
                 raise self._failure("create_topics", exc, topics=missing) from exc
         log.info("created topics", extra={"topics": missing, "partitions": self.partitions})
 
+    def _retrying(self, action: str, operation: Callable[[], T], **details: Any) -> T:
+        """Retry retriable broker errors (e.g. no group coordinator yet on a fresh cluster)."""
+        deadline = time.monotonic() + self.request_timeout_ms / 1000
+        while True:
+            try:
+                return operation()
+            except KafkaError as exc:
+                if not exc.retriable or time.monotonic() >= deadline:
+                    raise self._failure(action, exc, **details) from exc
+                time.sleep(0.2)
+
     def lag(self, group: str, topics: Sequence[str]) -> dict[str, int]:
         """Records per topic that ``group`` has not committed yet (the log end minus the
         committed offset; a partition without a commit counts from its first record)."""
-        with self._lock:
+        with self._admin_lock:
             admin = self._admin()
-            try:
-                described = admin.describe_topics(list(topics))
-                partitions = [
-                    TopicPartition(row["name"], part["partition_index"])
-                    for row in described
-                    if row.get("error_code", 0) == 0
-                    for part in row.get("partitions") or []
-                ]
-                if not partitions:
-                    return {topic: 0 for topic in topics}
-                committed = admin.list_group_offsets({group: partitions}).get(group, {})
-                ends = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in partitions})
-                uncommitted = [tp for tp in partitions if committed.get(tp) is None or committed[tp].offset < 0]
-                starts = (
-                    admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in uncommitted})
-                    if uncommitted
-                    else {}
+            described = self._retrying("lag", lambda: admin.describe_topics(list(topics)), group=group)
+            partitions = [
+                TopicPartition(row["name"], part["partition_index"])
+                for row in described
+                if row.get("error_code", 0) == 0
+                for part in row.get("partitions") or []
+            ]
+            lags = dict.fromkeys(topics, 0)
+            if not partitions:
+                return lags
+            committed = self._retrying(
+                "lag", lambda: admin.list_group_offsets({group: partitions}).get(group, {}), group=group
+            )
+            ends = self._retrying(
+                "lag", lambda: admin.list_partition_offsets(dict.fromkeys(partitions, OffsetSpec.LATEST))
+            )
+            uncommitted = [tp for tp in partitions if committed.get(tp) is None or committed[tp].offset < 0]
+            starts = (
+                self._retrying(
+                    "lag", lambda: admin.list_partition_offsets(dict.fromkeys(uncommitted, OffsetSpec.EARLIEST))
                 )
-            except KafkaError as exc:
-                raise self._failure("lag", exc, group=group) from exc
-        lags: dict[str, int] = defaultdict(int)
-        for topic in topics:
-            lags[topic] = 0
+                if uncommitted
+                else {}
+            )
         for tp in partitions:
             done = starts[tp].offset if tp in starts else committed[tp].offset
             lags[tp.topic] += max(0, ends[tp].offset - done)
-        return dict(lags)
+        return lags
 
     def close(self) -> None:
-        with self._lock:
+        with self._producer_lock:
             producer, self._producer_client = self._producer_client, None
+        with self._admin_lock:
             admin, self._admin_client = self._admin_client, None
         if producer is not None:
             producer.close(timeout=self.publish_timeout_s)

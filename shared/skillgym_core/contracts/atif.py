@@ -101,7 +101,7 @@ class Step(_Strict):
 
 class Trajectory(_Strict):
     schema_version: str = ATIF_VERSION
-    session_id: str
+    session_id: str | None = None  # optional since ATIF-v1.7 (run-scoped, not document-scoped)
     trajectory_id: str | None = None
     agent: Agent
     steps: list[Step] = Field(min_length=1)
@@ -143,3 +143,6 @@ class VerificationRecord(_Strict):
     tool_calls: int = 0
     steps: int = 0
     skill_read: bool = False
+    skill_id: str | None = None
+    skill_name: str | None = None
+    category: str | None = None

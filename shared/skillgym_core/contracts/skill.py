@@ -65,6 +65,7 @@ class SkillRecord(BaseModel):
     category: str | None = None
     subcategory: str | None = None
     category_confidence: float | None = None
+    category_evidence: list[Evidence] = Field(default_factory=list)
     duplicate_of: str | None = None
     duplicate_cluster: str | None = None
     duplicate_kind: Literal["exact", "near"] | None = None

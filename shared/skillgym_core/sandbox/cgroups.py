@@ -3,16 +3,26 @@ and CPU-time accounting.
 
 Each run gets its own child cgroup under the calling process's own cgroup in every usable
 controller. Usability is probed once per process (a child directory is created and removed);
-a controller that cannot be used is simply absent and the sandbox falls back to rlimits."""
+a controller that cannot be used is simply absent and the sandbox falls back to rlimits.
+
+Processes get in by inheritance: the spawning *thread* moves itself into the run's cgroups
+(writing ``0`` to ``tasks``), forks, and moves back. Moving another process by pid takes
+the kernel's global threadgroup lock and waits for an RCU grace period (milliseconds);
+moving the current thread does not. Empty run cgroups are removed by a background thread so
+the caller never waits for the kernel to retire them."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import itertools
 import os
+import queue
 import signal
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -90,13 +100,15 @@ def _read_int(path: Path) -> int | None:
 
 @dataclass
 class RunCgroup:
-    """The per-run cgroups; ``adopt`` moves a process in, ``remove`` kills what is left and
+    """The per-run cgroups; ``spawning`` puts new processes in, ``remove`` kills what is left and
     deletes the directories."""
 
     paths: dict[str, Path] = field(default_factory=dict)
 
     @classmethod
-    def create(cls, *, memory_mb: int | None, pids: int | None, cpus: float | None) -> RunCgroup:
+    def create(cls, *, memory_mb: int | None, pids: int | None) -> RunCgroup:
+        """The run's cgroups with memory and pids limits; the CPU quota comes later
+        (:meth:`limit_cpus`) so the spawning thread is never throttled by it."""
         name = f"{RUN_PREFIX}{os.getpid()}-{next(_run_counter)}"
         group = cls()
         try:
@@ -104,13 +116,32 @@ class RunCgroup:
                 path = parent / name
                 path.mkdir()
                 group.paths[controller] = path
-            group._apply(memory_mb=memory_mb, pids=pids, cpus=cpus)
+            group._apply(memory_mb=memory_mb, pids=pids)
         except OSError:
             group.remove()
             raise
         return group
 
-    def _apply(self, *, memory_mb: int | None, pids: int | None, cpus: float | None) -> None:
+    @contextlib.contextmanager
+    def spawning(self) -> Iterator[None]:
+        """While inside, processes this thread forks start in the run's cgroups."""
+        home = available_controllers()
+        entered: list[str] = []
+        try:
+            for controller, path in self.paths.items():
+                _write(path / "tasks", "0")
+                entered.append(controller)
+            yield
+        finally:
+            for controller in entered:
+                _write(home[controller] / "tasks", "0")
+
+    def limit_cpus(self, cpus: float) -> None:
+        if "cpu" in self.paths:
+            period = _read_int(self.paths["cpu"] / "cpu.cfs_period_us") or 100_000
+            _write(self.paths["cpu"] / "cpu.cfs_quota_us", str(max(1000, int(period * cpus))))
+
+    def _apply(self, *, memory_mb: int | None, pids: int | None) -> None:
         if memory_mb is not None and "memory" in self.paths:
             memory = self.paths["memory"]
             limit = str(memory_mb * 1024 * 1024)
@@ -121,13 +152,6 @@ class RunCgroup:
                     _write(swap, limit)
         if pids is not None and "pids" in self.paths:
             _write(self.paths["pids"] / "pids.max", str(pids))
-        if cpus is not None and "cpu" in self.paths:
-            period = _read_int(self.paths["cpu"] / "cpu.cfs_period_us") or 100_000
-            _write(self.paths["cpu"] / "cpu.cfs_quota_us", str(max(1000, int(period * cpus))))
-
-    def adopt(self, pid: int) -> None:
-        for path in self.paths.values():
-            _write(path / "cgroup.procs", str(pid))
 
     def cpu_seconds(self) -> float | None:
         if "cpuacct" not in self.paths:
@@ -199,3 +223,36 @@ class RunCgroup:
             if removed:
                 del self.paths[controller]
         return removed
+
+    def release(self) -> None:
+        """Kill what is left and remove the cgroups in the background."""
+        self.kill_all()
+        _reaper().put(self)
+
+
+_reaper_queue: queue.Queue[RunCgroup] | None = None
+_reaper_lock = threading.Lock()
+
+
+def _reap(pending: queue.Queue[RunCgroup]) -> None:
+    while True:
+        pending.get().remove(timeout_s=10.0)
+        pending.task_done()
+
+
+def _reaper() -> queue.Queue[RunCgroup]:
+    global _reaper_queue
+    with _reaper_lock:
+        if _reaper_queue is None:
+            _reaper_queue = queue.Queue()
+            threading.Thread(target=_reap, args=(_reaper_queue,), name="cgroup-reaper", daemon=True).start()
+            atexit.register(_drain, _reaper_queue)
+        return _reaper_queue
+
+
+def _drain(pending: queue.Queue[RunCgroup]) -> None:
+    while True:
+        try:
+            pending.get_nowait().remove(timeout_s=1.0)
+        except queue.Empty:
+            return

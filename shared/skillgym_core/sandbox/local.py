@@ -1,9 +1,9 @@
 """The local sandbox: bubblewrap plus cgroup v1 (or rlimits where cgroups are unusable).
 
-bwrap is started with ``--info-fd``/``--block-fd``: once the namespaces exist it reports the
-host pid of the sandbox's init and waits. We move that pid into the run's cgroups and lower
-its rlimits, then release it, so the command and everything it forks start inside the
-limits with no extra wrapper process. Killing the init (pid 1 of the sandbox's pid
+bwrap is forked straight into the run's cgroups (see :mod:`.cgroups`) and started with
+``--info-fd``/``--block-fd``: once the namespaces exist it reports the host pid of the
+sandbox's init and waits. We lower that pid's rlimits and set the CPU quota, then release
+it, so the command starts inside every limit with no extra wrapper process. Killing the init (pid 1 of the sandbox's pid
 namespace) makes the kernel kill every process in it, so nothing outlives a run."""
 
 from __future__ import annotations
@@ -213,15 +213,16 @@ class LocalSandbox:
                 info_fd=info_w, block_fd=block_r, extra_ro=self.extra_ro,
             )  # fmt: skip
             if self.use_cgroups and available_controllers():
-                cgroup = RunCgroup.create(memory_mb=limits.memory_mb, pids=limits.pids, cpus=limits.cpus)
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(info_w, block_r),
-                start_new_session=True,
-            )
+                cgroup = RunCgroup.create(memory_mb=limits.memory_mb, pids=limits.pids)
+            with cgroup.spawning() if cgroup is not None else contextlib.nullcontext():
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    pass_fds=(info_w, block_r),
+                    start_new_session=True,
+                )
             os.close(info_w)
             os.close(block_r)
             info_w = block_r = -1
@@ -233,8 +234,8 @@ class LocalSandbox:
                     f"bwrap did not start: {err.decode(errors='replace').strip()}", reason="bwrap_failed"
                 )
             init_pid = int(info["child-pid"])
-            if cgroup is not None:
-                cgroup.adopt(init_pid)
+            if cgroup is not None and limits.cpus is not None:
+                cgroup.limit_cpus(limits.cpus)
             for which, value in self._rlimits(limits, cgroup):
                 resource.prlimit(init_pid, which, value)
             os.write(block_w, b"1")
@@ -254,7 +255,7 @@ class LocalSandbox:
                 proc.kill()
                 proc.wait()
             if cgroup is not None:
-                cgroup.remove()
+                cgroup.release()
 
     def _result(self, run: _Run, returncode: int, duration: float) -> SandboxResult:
         detail = dict(run.detail)

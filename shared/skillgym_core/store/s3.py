@@ -91,6 +91,8 @@ class S3Store:
                 code=exc.code,
                 **where,
             ) from exc
+        except ValueError as exc:  # the SDK validates names (bucket, key) before any request
+            raise StoreError(f"S3 {action} refused at {self.describe()}: {exc}", reason="invalid", **where) from exc
         except (MinioException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise StoreError(
                 f"S3 {action} failed at {self.describe()}: {type(exc).__name__}: {exc}",
@@ -110,9 +112,7 @@ class S3Store:
         self._call(
             "put",
             key,
-            lambda: self._client.put_object(
-                self.bucket, key, io.BytesIO(data), len(data), content_type=content_type
-            ),
+            lambda: self._client.put_object(self.bucket, key, io.BytesIO(data), len(data), content_type=content_type),
         )
         return key
 

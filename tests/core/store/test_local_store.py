@@ -6,7 +6,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from skillgym_core.errors import ArtifactNotFound, StoreError
 from skillgym_core.store.base import Store, content_key, get_json, put_json
 from skillgym_core.store.local import LocalStore

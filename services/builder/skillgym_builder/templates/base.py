@@ -10,10 +10,10 @@ from importlib import resources
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
+from skillgym_core.contracts.task import Profile
 
 from skillgym_builder.blueprint import Blueprint
 from skillgym_builder.skillcard import SkillCard
-from skillgym_core.contracts.task import Profile
 
 
 class RubricItem(BaseModel):
@@ -71,6 +71,7 @@ class TemplateOutput:
 
 class Template(Protocol):
     spec: TemplateSpec
+    supported_knobs: tuple[str, ...]
 
     def unsuitable_reason(self, card: SkillCard) -> str | None:
         """Why the skill cannot support this template, or None when it can."""

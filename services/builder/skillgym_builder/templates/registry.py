@@ -8,6 +8,8 @@ from functools import lru_cache
 from skillgym_builder.errors import UnknownTemplateError
 from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import Template
+from skillgym_builder.templates.guidance_selection import GuidanceSelectionTemplate
+from skillgym_builder.templates.procedure_dag import ProcedureDagTemplate
 from skillgym_builder.templates.section_trace import SectionTraceTemplate
 
 
@@ -36,4 +38,4 @@ class TemplateRegistry:
 
 @lru_cache(maxsize=1)
 def registry() -> TemplateRegistry:
-    return TemplateRegistry([SectionTraceTemplate()])
+    return TemplateRegistry([SectionTraceTemplate(), ProcedureDagTemplate(), GuidanceSelectionTemplate()])

@@ -8,6 +8,7 @@ import random
 from skillgym_builder.blueprint import Blueprint
 from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import TemplateOutput, data_text, load_spec, verifier_files
+from skillgym_builder.templates.common import pick_lines
 
 MIN_QUOTES = 4
 MAX_QUOTES = 8
@@ -15,6 +16,8 @@ MIN_SECTIONS = 2
 
 
 class SectionTraceTemplate:
+    supported_knobs: tuple[str, ...] = ("more_items",)
+
     def __init__(self) -> None:
         self.spec = load_spec("section-trace")
 
@@ -29,18 +32,7 @@ class SectionTraceTemplate:
         return None
 
     def generate(self, card: SkillCard, rng: random.Random, blueprint: Blueprint) -> TemplateOutput:
-        lines = card.quotable_lines()
-        by_section: dict[str, list] = {}
-        for line in lines:
-            by_section.setdefault(line.section, []).append(line)
-        # at least one quote from every section that has one (up to the cap), then fill at random
-        picked = [rng.choice(group) for group in by_section.values()]
-        rng.shuffle(picked)
-        picked = picked[:MAX_QUOTES]
-        rest = [line for line in lines if line not in picked]
-        rng.shuffle(rest)
-        picked += rest[: max(0, min(MAX_QUOTES, len(lines)) - len(picked))]
-        rng.shuffle(picked)
+        picked = pick_lines(card, rng, MAX_QUOTES + (4 if "more_items" in blueprint.patterns else 0))
         queries = {f"q{index + 1}": line for index, line in enumerate(picked)}
         workspace_text = "".join(json.dumps({"id": qid, "text": line.text}) + "\n" for qid, line in queries.items())
         expected = {

@@ -6,8 +6,9 @@ import re
 from collections import Counter
 
 from skillgym_core.contracts.skill import Annotation, Evidence
+
 from skillgym_ingest.content import SCRIPT_LANGUAGES, SkillContent
-from skillgym_ingest.language import detect_english
+from skillgym_ingest.language import english_from_words
 
 # Relative file references in Markdown: links, and code spans naming files in the usual folders.
 _REFERENCE = re.compile(
@@ -40,7 +41,7 @@ def annotate_basic(content: SkillContent) -> dict[str, Annotation]:
         evidence=[Evidence(rule=f"basic.completeness.{k}", file=md) for k, ok in checks.items() if not ok]
         + missing_refs[:20],
     )
-    guess = detect_english(content.description + "\n" + content.body)
+    guess = english_from_words(content.prose_words)
     language = Annotation(
         value={"language": guess.language, "score": guess.score, "words": guess.words},
         evidence=[Evidence(rule="basic.language.function_words", file=md)],

@@ -67,6 +67,7 @@ class BuiltinAgentHarness:
         client = self.client_factory(self.llm)
         started = time.perf_counter()
         outcome, error = "step_limit", None
+        seen: set[str] = set()
         try:
             for _ in range(self.max_steps):
                 if time.perf_counter() - started > self.max_seconds:
@@ -80,13 +81,17 @@ class BuiltinAgentHarness:
                 calls: list[ToolCall] = []
                 results: list[ObservationResult] = []
                 tool_messages: list[dict[str, Any]] = []
-                seen: set[str] = set()
                 for request in response.tool_calls:
-                    call_id = request.id if request.id not in seen else f"{request.id}_{len(seen)}"
+                    # ids must be unique in the record; some endpoints reuse them across turns
+                    call_id = request.id if request.id not in seen else f"{request.id}#{len(seen)}"
                     seen.add(call_id)
                     content = self._execute(env, variant, request.name, request.arguments)
-                    calls.append(ToolCall(tool_call_id=call_id, function_name=request.name,
-                                          arguments=request.arguments))
+                    calls.append(ToolCall(
+                        tool_call_id=call_id,
+                        function_name=request.name,
+                        arguments=request.arguments,
+                        extra={"endpoint_call_id": request.id} if call_id != request.id else None,
+                    ))
                     results.append(ObservationResult(source_call_id=call_id, content=content))
                     tool_messages.append({"role": "tool", "tool_call_id": request.id, "content": content})
                 usage = response.usage

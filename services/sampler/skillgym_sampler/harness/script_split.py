@@ -67,9 +67,6 @@ class _Scanner:
                 self.in_heredoc = self.heredocs.pop(0) if self.heredocs else None
             return
         self.continued = False
-        if self.quote is None:
-            for match in _HEREDOC.finditer(_strip_quoted(line)):
-                self.heredocs.append((match.group(3), match.group(1) == "-"))
         self._scan(line)
         if self.quote is None and line.rstrip("\n").endswith("\\") and not line.rstrip("\n").endswith("\\\\"):
             self.continued = True
@@ -92,6 +89,12 @@ class _Scanner:
                     self.quote = None
             elif char == "\\":
                 index += 1
+            elif char == "<" and line.startswith("<<", index) and not line.startswith("<<<", index):
+                match = _HEREDOC.match(line, index)
+                if match:
+                    self.heredocs.append((match.group(3), match.group(1) == "-"))
+                    index = match.end()
+                    continue
             elif char in "'\"":
                 self.quote = char
             elif char == "#" and not word:
@@ -119,10 +122,6 @@ class _Scanner:
             elif word in _CLOSERS:
                 self.depth -= 1
         return word
-
-
-def _strip_quoted(line: str) -> str:
-    return re.sub(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", "", line)
 
 
 def _is_state_line(line: str) -> bool:

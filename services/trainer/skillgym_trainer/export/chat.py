@@ -87,8 +87,6 @@ def atif_to_chat(traj: Trajectory, *, include_reasoning: bool = True) -> dict[st
         if step.observation is not None:
             messages.extend(_observation_messages(step, step.observation.results))
     if not any(m["role"] == "assistant" and m.get("weight", 1) for m in messages):
-        raise ExportError(
-            "trajectory has no trainable agent step", trajectory_id=traj.trajectory_id or traj.session_id
-        )
+        raise ExportError("trajectory has no trainable agent step", trajectory_id=traj.trajectory_id or traj.session_id)
     tools = [normalise_tool(tool) for tool in traj.agent.tool_definitions or []]
     return {"messages": messages, "tools": tools}

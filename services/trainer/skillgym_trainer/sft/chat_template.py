@@ -24,16 +24,19 @@ CHAT_TEMPLATE = (
     "{% if tools %}"
     "<|im_start|>system\n{{ system_text }}{% if system_text %}" + NL + NL + "{% endif %}# Tools\n<tools>"
     "{% for tool in tools %}" + NL + "{{ tool | tojson }}{% endfor %}" + NL + "</tools>\n"
-    "Call a tool with <tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>.<|im_end|>" + NL
-    + "{% elif system_text %}<|im_start|>system\n{{ system_text }}<|im_end|>" + NL + "{% endif %}"
+    'Call a tool with <tool_call>{"name": ..., "arguments": {...}}</tool_call>.<|im_end|>'
+    + NL
+    + "{% elif system_text %}<|im_start|>system\n{{ system_text }}<|im_end|>"
+    + NL
+    + "{% endif %}"
     "{% for message in rest %}"
     "{% if message.role == 'assistant' %}"
     "{% set body %}"
-    "{% if message.reasoning_content %}<think>\n{{ message.reasoning_content }}\n</think>" + NL
-    + "{% endif %}"
+    "{% if message.reasoning_content %}<think>\n{{ message.reasoning_content }}\n</think>" + NL + "{% endif %}"
     "{{ message.content or '' }}"
     "{% for call in message.tool_calls or [] %}"
-    + NL + "<tool_call>\n{\"name\": {{ call.function.name | tojson }}, \"arguments\": "
+    + NL
+    + '<tool_call>\n{"name": {{ call.function.name | tojson }}, "arguments": '
     "{% if call.function.arguments is string %}{{ call.function.arguments }}"
     "{% else %}{{ call.function.arguments | tojson }}{% endif %}"
     "}\n</tool_call>"
@@ -41,10 +44,8 @@ CHAT_TEMPLATE = (
     "{% endset %}"
     "<|im_start|>assistant\n"
     "{% if message.weight is defined and message.weight == 0 %}{{ body }}"
-    "{% else %}{% generation %}{{ body }}{% endgeneration %}{% endif %}" + NL
-    + "{% else %}"
-    "<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>" + NL
-    + "{% endif %}"
+    "{% else %}{% generation %}{{ body }}{% endgeneration %}{% endif %}" + NL + "{% else %}"
+    "<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>" + NL + "{% endif %}"
     "{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )

@@ -48,9 +48,7 @@ class PackedBatch:
         return int((self.labels[:, 1:] != IGNORE_INDEX).sum())
 
 
-def tokenize_example(
-    example: dict[str, Any], tokenizer: PreTrainedTokenizerBase, max_tokens: int
-) -> TokenizedExample:
+def tokenize_example(example: dict[str, Any], tokenizer: PreTrainedTokenizerBase, max_tokens: int) -> TokenizedExample:
     """Render with the chat template; labels keep assistant tokens only; cut at ``max_tokens``."""
     rendered = tokenizer.apply_chat_template(
         example["messages"],
@@ -59,8 +57,9 @@ def tokenize_example(
         return_dict=True,
         return_assistant_tokens_mask=True,
     )
-    ids = list(rendered["input_ids"])[:max_tokens]
-    mask = list(rendered["assistant_masks"])[:max_tokens]
+    encoded: Any = rendered
+    ids: list[int] = list(encoded["input_ids"])[:max_tokens]
+    mask: list[int] = list(encoded["assistant_masks"])[:max_tokens]
     labels = [token if keep else IGNORE_INDEX for token, keep in zip(ids, mask, strict=True)]
     return TokenizedExample(ids, labels)
 

@@ -8,7 +8,12 @@ import torch
 
 
 class Engine(Protocol):
-    model: torch.nn.Module
+    @property
+    def model(self) -> torch.nn.Module: ...
+
+    def forward_module(self) -> torch.nn.Module:
+        """What the loop calls for forward passes (the DeepSpeed engine wraps the model)."""
+        ...
 
     def set_learning_rate(self, lr: float) -> None: ...
 
@@ -27,6 +32,9 @@ class PlainEngine:
         params = [param for param in model.parameters() if param.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, betas=(0.9, 0.95))
 
+    def forward_module(self) -> torch.nn.Module:
+        return self.model
+
     def set_learning_rate(self, lr: float) -> None:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
@@ -36,9 +44,7 @@ class PlainEngine:
 
     def step(self, max_grad_norm: float) -> None:
         if max_grad_norm > 0:
-            torch.nn.utils.clip_grad_norm_(
-                [p for p in self.model.parameters() if p.requires_grad], max_grad_norm
-            )
+            torch.nn.utils.clip_grad_norm_([p for p in self.model.parameters() if p.requires_grad], max_grad_norm)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
 

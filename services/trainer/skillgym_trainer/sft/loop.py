@@ -13,10 +13,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 import torch
+from skillgym_core import metrics
 from tqdm import tqdm
 from transformers import PreTrainedModel
 
-from skillgym_core import metrics
 from skillgym_trainer.errors import TrainingError
 from skillgym_trainer.sft.data import PackedBatch
 from skillgym_trainer.sft.engines import Engine, PlainEngine
@@ -56,6 +56,7 @@ class TrainResult:
     steps: list[StepRecord] = field(default_factory=list)
     eval_loss_before: float | None = None
     eval_loss_after: float | None = None
+    history: list[dict[str, object]] = field(default_factory=list)  # steps before a resume
 
     @property
     def loss_first(self) -> float:
@@ -80,6 +81,7 @@ class TrainResult:
     def to_dict(self) -> dict[str, object]:
         return {
             "loss_curve": [asdict(step) | {"tokens_per_second": step.tokens_per_second} for step in self.steps],
+            "resumed_from": self.history,
             "loss_first": self.loss_first,
             "loss_last": self.loss_last,
             "eval_loss_before": self.eval_loss_before,
@@ -150,7 +152,7 @@ def train(
     engine = engine or PlainEngine(model, config.learning_rate, config.weight_decay)
     result = TrainResult()
     if eval_batches:
-        result.eval_loss_before = evaluate(engine.model, eval_batches)
+        result.eval_loss_before = evaluate(engine.forward_module(), eval_batches)
     engine.model.train()
     per_step = config.micro_batches_per_step
     bar = tqdm(total=config.max_steps, initial=start_step, disable=not config.progress, desc="sft", unit="step")
@@ -162,7 +164,7 @@ def train(
         started = time.perf_counter()
         step_loss = 0.0
         for batch in micro:
-            loss = forward_loss(engine.model, batch, num_items)
+            loss = forward_loss(engine.forward_module(), batch, num_items)
             engine.backward(loss)
             step_loss += float(loss.detach())
         engine.step(config.max_grad_norm)
@@ -184,5 +186,5 @@ def train(
             on_step(record)
     bar.close()
     if eval_batches:
-        result.eval_loss_after = evaluate(engine.model, eval_batches)
+        result.eval_loss_after = evaluate(engine.forward_module(), eval_batches)
     return result

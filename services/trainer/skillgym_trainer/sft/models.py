@@ -19,7 +19,9 @@ from skillgym_trainer.errors import TrainingError
 from skillgym_trainer.sft.chat_template import CHAT_TEMPLATE, SPECIAL_TOKENS
 
 
-def tiny_llama(vocab_size: int, *, hidden: int = 64, layers: int = 2, heads: int = 4, seed: int = 0) -> LlamaForCausalLM:
+def tiny_llama(
+    vocab_size: int, *, hidden: int = 64, layers: int = 2, heads: int = 4, seed: int = 0
+) -> LlamaForCausalLM:
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=vocab_size,
@@ -30,8 +32,8 @@ def tiny_llama(vocab_size: int, *, hidden: int = 64, layers: int = 2, heads: int
         num_key_value_heads=heads,
         max_position_embeddings=8192,
         tie_word_embeddings=True,
-        attn_implementation="sdpa",
     )
+    config._attn_implementation = "sdpa"
     return LlamaForCausalLM(config)
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from skillgym_core.ids import sha256_hex
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
-from skillgym_core.ids import sha256_hex
 from skillgym_trainer.sft.chat_template import CHAT_TEMPLATE, IM_END, SPECIAL_TOKENS
 
 TEMPLATE_TEXT = (
-    "system\n# Tools\n<tools>\n</tools>\nCall a tool with <tool_call>{\"name\": ..., \"arguments\": {...}}"
+    'system\n# Tools\n<tools>\n</tools>\nCall a tool with <tool_call>{"name": ..., "arguments": {...}}'
     "</tool_call>.\nuser\nassistant\ntool\n<think>\n</think>\n"
 )
 

@@ -1,5 +1,10 @@
 """Verifier for section-trace: locations, per-section summary and document order."""
 
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 from checks import load_expected, norm, read_json, read_lines, run
 
 EXPECTED = load_expected()
@@ -17,10 +22,10 @@ def summary():
     got = read_json("out/summary.json")
     if not isinstance(got, dict):
         return False
-    want = {}
+    want: dict[str, int] = {}
     for item in QUERIES.values():
         want[norm(item["section"])] = want.get(norm(item["section"]), 0) + 1
-    counts = {}
+    counts: dict[str, int] = {}
     for key, value in got.items():
         if isinstance(value, bool) or not isinstance(value, int):
             return False

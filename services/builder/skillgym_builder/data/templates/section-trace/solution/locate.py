@@ -14,7 +14,7 @@ def clean(text):
 
 
 skill_md = sorted(glob.glob("/skills/*/SKILL.md"))[0]
-index = {}
+index: dict[str, tuple[str, int]] = {}
 section, fenced = None, False
 with open(skill_md, encoding="utf-8-sig") as handle:
     lines = handle.read().split("\n")

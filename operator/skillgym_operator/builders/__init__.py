@@ -1,0 +1,29 @@
+"""Pure functions from custom resources to the Kubernetes manifests that run them."""
+
+from skillgym_operator.builders.image import build_job_name, image_reference, kaniko_build_job
+from skillgym_operator.builders.sandbox import (
+    network_policy_name,
+    pod_name,
+    sandbox_network_policy,
+    sandbox_pod,
+    transfer_plan,
+)
+from skillgym_operator.builders.training import (
+    training_config_map,
+    training_job,
+    training_service,
+)
+
+__all__ = [
+    "build_job_name",
+    "image_reference",
+    "kaniko_build_job",
+    "network_policy_name",
+    "pod_name",
+    "sandbox_network_policy",
+    "sandbox_pod",
+    "training_config_map",
+    "training_job",
+    "training_service",
+    "transfer_plan",
+]

@@ -1,0 +1,234 @@
+"""The pod and NetworkPolicy for one SandboxRun attempt.
+
+Layout inside the pod: an init container (runner image) fetches every mount's archive and the
+stdin from the store into emptyDir volumes; the ``run`` container (task image) executes the
+command through a POSIX-sh wrapper that enforces the wall timeout, captures stdout/stderr and
+writes the outcome as its termination message; the ``push`` sidecar (runner image) waits for the
+exit code, then uploads writable mounts, output and a result record."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from skillgym_operator.builders.common import (
+    labels,
+    owner_reference,
+    restricted_security_context,
+    store_env_from,
+)
+from skillgym_operator.resources import (
+    FETCH_CONTAINER,
+    IO_DIR,
+    LABEL_ATTEMPT,
+    LABEL_ROLE,
+    LABEL_RUN,
+    MOUNTS_DIR,
+    OUTCOME_FILE,
+    PLAN_ENV,
+    PUSH_CONTAINER,
+    RUN_CONTAINER,
+)
+from skillgym_operator.settings import OperatorSettings
+from skillgym_operator.spec import SandboxRunSpec
+
+# $1.. is the command. The wrapper is the container's PID 1, so on timeout ``kill -1`` takes down
+# every other process in the container (the whole command tree) and leaves the wrapper to report;
+# the outcome file doubles as the container's termination message.
+RUN_WRAPPER = f"io={IO_DIR}\n" + """\
+in=/dev/null; [ -f "$io/stdin" ] && in="$io/stdin"
+"$@" <"$in" >"$io/stdout" 2>"$io/stderr" &
+child=$!
+(
+  sleep "$SKILLGYM_WALL_SECONDS"; echo timeout >"$io/outcome"
+  if [ "$$" = 1 ]; then kill -KILL -1; else kill -KILL "$child"; fi
+) &
+timer=$!
+wait "$child"; code=$?
+kill -KILL "$timer" 2>/dev/null
+[ -s "$io/outcome" ] || echo ok >"$io/outcome"
+echo "$code" >"$io/exit_code.tmp" && mv "$io/exit_code.tmp" "$io/exit_code"
+exit "$code"
+"""
+
+
+def pod_name(run_name: str, attempt: int) -> str:
+    return f"{run_name[:55]}-a{attempt}"
+
+
+def network_policy_name(run_name: str) -> str:
+    return f"{run_name[:50]}-sandbox"
+
+
+def mount_volume(index: int) -> str:
+    return f"mount-{index}"
+
+
+def mount_stage_path(index: int) -> str:
+    return f"{MOUNTS_DIR}/{index}"
+
+
+def transfer_plan(spec: SandboxRunSpec) -> dict[str, Any]:
+    """What the fetch and push containers do, as JSON passed in their environment."""
+    return {
+        "mounts": [
+            {
+                "path": mount_stage_path(i),
+                "target": m.target,
+                "key": m.key,
+                "writable": m.writable,
+                "resultKey": m.result_key,
+            }
+            for i, m in enumerate(spec.mounts)
+        ],
+        "stdinKey": spec.stdin_key,
+        "outputPrefix": spec.output_prefix.rstrip("/"),
+        "outputBytes": spec.limits.output_bytes,
+        "wallSeconds": spec.limits.wall_seconds,
+    }
+
+
+def active_deadline_s(spec: SandboxRunSpec, settings: OperatorSettings) -> int:
+    if spec.timeout_seconds is not None:
+        return spec.timeout_seconds
+    return math.ceil(spec.limits.wall_seconds) + settings.push_grace_s
+
+
+def _runner_container(name: str, args: list[str], spec: SandboxRunSpec, settings: OperatorSettings) -> dict[str, Any]:
+    volume_mounts = [{"name": "io", "mountPath": IO_DIR}, {"name": "runner-tmp", "mountPath": "/tmp"}]
+    volume_mounts += [
+        {"name": mount_volume(i), "mountPath": mount_stage_path(i), "readOnly": name == PUSH_CONTAINER}
+        for i in range(len(spec.mounts))
+    ]
+    return {
+        "name": name,
+        "image": settings.runner_image,
+        "imagePullPolicy": settings.image_pull_policy,
+        "command": ["python", "-m", "skillgym_operator.transfer", *args],
+        "env": [{"name": PLAN_ENV, "value": json.dumps(transfer_plan(spec), sort_keys=True)}],
+        "envFrom": store_env_from(settings),
+        "volumeMounts": volume_mounts,
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+        "securityContext": restricted_security_context(settings.run_as_user),
+        "resources": {
+            "requests": {"cpu": "50m", "memory": "128Mi"},
+            "limits": {"cpu": "500m", "memory": "512Mi"},
+        },
+    }
+
+
+def sandbox_pod(
+    run: dict[str, Any], spec: SandboxRunSpec, image: str, attempt: int, settings: OperatorSettings
+) -> dict[str, Any]:
+    meta = run["metadata"]
+    name = meta["name"]
+    limits = spec.limits
+    run_mounts = [
+        {"name": mount_volume(i), "mountPath": m.target, "readOnly": not m.writable} for i, m in enumerate(spec.mounts)
+    ]
+    run_container = {
+        "name": RUN_CONTAINER,
+        "image": image,
+        "imagePullPolicy": settings.image_pull_policy,
+        "command": ["/bin/sh", "-c", RUN_WRAPPER, "sandbox", *spec.command],
+        "workingDir": spec.workdir,
+        "env": [
+            *({"name": e.name, "value": e.value} for e in spec.env),
+            {"name": "SKILLGYM_WALL_SECONDS", "value": str(math.ceil(limits.wall_seconds))},
+            {"name": "HOME", "value": "/tmp"},
+        ],
+        "volumeMounts": [
+            {"name": "io", "mountPath": IO_DIR},
+            {"name": "run-tmp", "mountPath": "/tmp"},
+            *run_mounts,
+        ],
+        "terminationMessagePath": OUTCOME_FILE,
+        "terminationMessagePolicy": "File",
+        "securityContext": restricted_security_context(settings.run_as_user),
+        "resources": {
+            "requests": {"cpu": limits.cpu, "memory": f"{limits.memory_mb}Mi"},
+            "limits": {
+                "cpu": limits.cpu,
+                "memory": f"{limits.memory_mb}Mi",
+                "ephemeral-storage": f"{limits.ephemeral_storage_mb}Mi",
+            },
+        },
+    }
+    volumes: list[dict[str, Any]] = [
+        {"name": "io", "emptyDir": {"sizeLimit": f"{max(64, limits.output_bytes * 3 // 1_000_000 + 16)}Mi"}},
+        {"name": "run-tmp", "emptyDir": {"sizeLimit": f"{limits.ephemeral_storage_mb}Mi"}},
+        {"name": "runner-tmp", "emptyDir": {"sizeLimit": "256Mi"}},
+        *({"name": mount_volume(i), "emptyDir": {}} for i in range(len(spec.mounts))),
+    ]
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "activeDeadlineSeconds": active_deadline_s(spec, settings),
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "terminationGracePeriodSeconds": 5,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": settings.run_as_user,
+            "runAsGroup": settings.run_as_user,
+            "fsGroup": settings.run_as_user,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "initContainers": [_runner_container(FETCH_CONTAINER, ["fetch"], spec, settings)],
+        "containers": [run_container, _runner_container(PUSH_CONTAINER, ["push"], spec, settings)],
+        "volumes": volumes,
+    }
+    if settings.sandbox_service_account:
+        pod_spec["serviceAccountName"] = settings.sandbox_service_account
+    if settings.runtime_class_name:
+        pod_spec["runtimeClassName"] = settings.runtime_class_name
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": pod_name(name, attempt),
+            "namespace": meta["namespace"],
+            "labels": labels("sandbox", **{LABEL_RUN: name, LABEL_ATTEMPT: str(attempt), LABEL_ROLE: spec.role}),
+            "ownerReferences": [owner_reference(run)],
+        },
+        "spec": pod_spec,
+    }
+
+
+def sandbox_network_policy(run: dict[str, Any], settings: OperatorSettings) -> dict[str, Any]:
+    """Deny all ingress; allow egress only to the store (and DNS to find it)."""
+    meta = run["metadata"]
+    egress: list[dict[str, Any]] = []
+    if settings.store_egress_pod_labels:
+        peer: dict[str, Any] = {"podSelector": {"matchLabels": dict(settings.store_egress_pod_labels)}}
+        if settings.store_egress_namespace_labels:
+            peer["namespaceSelector"] = {"matchLabels": dict(settings.store_egress_namespace_labels)}
+        egress.append({"to": [peer], "ports": [{"protocol": "TCP", "port": settings.store_egress_port}]})
+        if settings.allow_dns:
+            egress.append(
+                {
+                    "to": [
+                        {
+                            "namespaceSelector": {},
+                            "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+                        }
+                    ],
+                    "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+                }
+            )
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {
+            "name": network_policy_name(meta["name"]),
+            "namespace": meta["namespace"],
+            "labels": labels("sandbox", **{LABEL_RUN: meta["name"]}),
+            "ownerReferences": [owner_reference(run)],
+        },
+        "spec": {
+            "podSelector": {"matchLabels": {LABEL_RUN: meta["name"]}},
+            "policyTypes": ["Ingress", "Egress"],
+            "ingress": [],
+            "egress": egress,
+        },
+    }

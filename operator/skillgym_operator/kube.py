@@ -1,0 +1,94 @@
+"""Thin, idempotent wrappers over the Kubernetes API client used by the handlers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import kubernetes
+from kubernetes.client.exceptions import ApiException
+
+from skillgym_operator.resources import GROUP, VERSION
+
+
+def configure_client() -> None:
+    """In-cluster credentials first, else the kubeconfig named by ``KUBECONFIG`` (read now)."""
+    try:
+        kubernetes.config.load_incluster_config()
+    except kubernetes.config.ConfigException:
+        kubernetes.config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
+
+
+def core() -> kubernetes.client.CoreV1Api:
+    return kubernetes.client.CoreV1Api()
+
+
+def batch() -> kubernetes.client.BatchV1Api:
+    return kubernetes.client.BatchV1Api()
+
+
+def networking() -> kubernetes.client.NetworkingV1Api:
+    return kubernetes.client.NetworkingV1Api()
+
+
+def custom() -> kubernetes.client.CustomObjectsApi:
+    return kubernetes.client.CustomObjectsApi()
+
+
+def create_if_absent(create: Callable[..., Any], namespace: str, body: dict[str, Any]) -> bool:
+    """Create ``body``; an existing object of that name counts as done. True if this call created it."""
+    try:
+        create(namespace, body)
+    except ApiException as exc:
+        if exc.status == 409:
+            return False
+        raise
+    return True
+
+
+def ignore_missing(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return call(*args, **kwargs)
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def read_job(namespace: str, name: str) -> dict[str, Any] | None:
+    job = ignore_missing(batch().read_namespaced_job, name, namespace)
+    return None if job is None else kubernetes.client.ApiClient().sanitize_for_serialization(job)
+
+
+def get_custom(plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+    result: dict[str, Any] | None = ignore_missing(
+        custom().get_namespaced_custom_object, GROUP, VERSION, namespace, plural, name
+    )
+    return result
+
+
+def patch_custom_status(plural: str, namespace: str, name: str, status: dict[str, Any]) -> None:
+    ignore_missing(
+        custom().patch_namespaced_custom_object_status,
+        GROUP,
+        VERSION,
+        namespace,
+        plural,
+        name,
+        {"status": status},
+    )
+
+
+def delete_pods(namespace: str, match_labels: dict[str, str]) -> list[str]:
+    """Delete every pod carrying all of ``match_labels``; return their names."""
+    selector = ",".join(f"{key}={value}" for key, value in sorted(match_labels.items()))
+    names = [
+        pod.metadata.name
+        for pod in core().list_namespaced_pod(namespace, label_selector=selector).items
+        # Re-checked here so a server that ignores the selector cannot widen the deletion.
+        if all((pod.metadata.labels or {}).get(k) == v for k, v in match_labels.items())
+    ]
+    for name in names:
+        ignore_missing(core().delete_namespaced_pod, name, namespace)
+    return names

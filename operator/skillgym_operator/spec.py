@@ -1,0 +1,98 @@
+"""Typed views of the custom resources' specs; invalid specs fail with a typed error."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from skillgym_core.errors import ContractError
+
+Role = Literal["agent", "oracle", "nop", "verifier"]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class MountSpec(_Spec):
+    target: str = Field(pattern=r"^/")
+    key: str | None = Field(None, description="tar.gz in the store unpacked at target; empty dir if absent")
+    writable: bool = False
+    result_key: str | None = Field(None, alias="resultKey")
+
+
+class LimitsSpec(_Spec):
+    cpu: str = "1"
+    memory_mb: int = Field(1024, alias="memoryMb", ge=16)
+    pids: int = Field(256, ge=8)
+    wall_seconds: float = Field(60.0, alias="wallSeconds", gt=0)
+    output_bytes: int = Field(1_000_000, alias="outputBytes", ge=0)
+    ephemeral_storage_mb: int = Field(1024, alias="ephemeralStorageMb", ge=16)
+
+
+class BuildSpec(_Spec):
+    context_key: str = Field(alias="contextKey")
+    dockerfile: str = "Dockerfile"
+
+
+class EnvVar(_Spec):
+    name: str
+    value: str = ""
+
+
+class SandboxRunSpec(_Spec):
+    task_key: str | None = Field(None, alias="taskKey")
+    role: Role = "agent"
+    command: list[str] = Field(min_length=1)
+    workdir: str = "/app"
+    env: list[EnvVar] = Field(default_factory=list)
+    image: str | None = None
+    build: BuildSpec | None = None
+    mounts: list[MountSpec] = Field(default_factory=list)
+    stdin_key: str | None = Field(None, alias="stdinKey")
+    output_prefix: str = Field(alias="outputPrefix")
+    limits: LimitsSpec = Field(default_factory=LimitsSpec)
+    timeout_seconds: int | None = Field(None, alias="timeoutSeconds", ge=1)
+    skill_provided: bool = Field(False, alias="skillProvided")
+    max_attempts: int | None = Field(None, alias="maxAttempts", ge=1)
+
+
+class TrainingResources(_Spec):
+    cpu: str = "8"
+    memory: str = "64Gi"
+
+
+class TrainingJobSpec(_Spec):
+    dataset_key: str = Field(alias="datasetKey")
+    base_model: str = Field(alias="baseModel")
+    trainer_config: dict[str, Any] = Field(default_factory=dict, alias="trainerConfig")
+    deepspeed_config: dict[str, Any] = Field(default_factory=dict, alias="deepspeedConfig")
+    gpus: int = Field(1, ge=0, description="GPUs per node")
+    nodes: int = Field(1, ge=1)
+    image: str | None = None
+    module: str | None = None
+    output_prefix: str | None = Field(None, alias="outputPrefix")
+    resources: TrainingResources = Field(default_factory=TrainingResources)
+    backoff_limit: int = Field(3, alias="backoffLimit", ge=0)
+
+
+class InvalidSpecError(ContractError):
+    reason = "invalid_spec"
+
+
+def parse_sandbox_run(spec: dict[str, Any]) -> SandboxRunSpec:
+    try:
+        return SandboxRunSpec.model_validate(dict(spec))
+    except ValidationError as exc:
+        raise InvalidSpecError(
+            "SandboxRun spec is invalid", errors=exc.errors(include_url=False, include_context=False)
+        ) from exc
+
+
+def parse_training_job(spec: dict[str, Any]) -> TrainingJobSpec:
+    try:
+        return TrainingJobSpec.model_validate(dict(spec))
+    except ValidationError as exc:
+        raise InvalidSpecError(
+            "TrainingJob spec is invalid", errors=exc.errors(include_url=False, include_context=False)
+        ) from exc

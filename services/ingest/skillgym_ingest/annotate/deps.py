@@ -1,0 +1,124 @@
+"""Dependencies: what the skill declares (manifests, install lines) against what its code imports."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tomllib
+from pathlib import PurePosixPath
+from typing import Any
+
+from skillgym_core.contracts.skill import Evidence
+
+from skillgym_ingest.content import SkillContent
+
+_PY_IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_][\w]*)[\w.]*\s+import\b|import\s+([A-Za-z_][\w., ]*))", re.M)
+_JS_IMPORT = re.compile(r"""(?:\brequire\(\s*['"]|\bfrom\s+['"]|\bimport\s+['"])(@?[\w.-]+(?:/[\w.-]+)?)""")
+_PIP_LINE = re.compile(r"\b(?:pip3?|uv pip|python3? -m pip)\s+install\s+([^\n`|;&]+)")
+_NPM_LINE = re.compile(r"\b(?:npm|pnpm|yarn)\s+(?:install|add|i)\s+([^\n`|;&]+)")
+_REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+# Import names whose distribution is named differently.
+IMPORT_TO_DIST = {
+    "pil": "pillow", "yaml": "pyyaml", "cv2": "opencv-python", "sklearn": "scikit-learn", "bs4": "beautifulsoup4",
+    "docx": "python-docx", "pptx": "python-pptx", "fitz": "pymupdf", "bio": "biopython",
+    "dateutil": "python-dateutil", "dotenv": "python-dotenv", "jwt": "pyjwt", "magic": "python-magic",
+    "serial": "pyserial", "openssl": "pyopenssl", "crypto": "pycryptodome", "win32api": "pywin32",
+    "google": "google-api-python-client", "attr": "attrs", "skimage": "scikit-image", "faiss": "faiss-cpu",
+    "lightning": "lightning", "pytorch_lightning": "pytorch-lightning", "mpl_toolkits": "matplotlib",
+}
+_STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
+_NODE_BUILTINS_WORDS = (
+    "fs path os http https url util child_process crypto events stream buffer zlib readline net assert "
+    "process querystring timers tty worker_threads "
+)
+_NODE_BUILTINS = frozenset(_NODE_BUILTINS_WORDS.split())
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name.strip().lower())
+
+
+def dependencies(content: SkillContent) -> tuple[dict[str, Any], list[Evidence]]:
+    declared: dict[str, Evidence] = {}
+    imported: dict[str, Evidence] = {}
+    local_modules = {PurePosixPath(f.path).stem for f in content.text_files} | {
+        part for f in content.folder.files for part in PurePosixPath(f.path).parts[:-1]
+    }
+
+    def declare(name: str, file: str, line: int | None, rule: str) -> None:
+        match = _REQ_NAME.match(name)
+        if match and not match.group(1).startswith("-"):
+            declared.setdefault(_norm(match.group(1)), Evidence(rule=rule, file=file, line=line, excerpt=name[:120]))
+
+    docs = [(content.skill_md_path or "SKILL.md", content.body)] + [
+        (f.path, f.text) for f in content.text_files if f.suffix in {".md", ".sh", ".txt", ".dockerfile"}
+    ]
+    compat = content.parsed.front_matter.get("compatibility")
+    if isinstance(compat, str):
+        docs.append((content.skill_md_path or "SKILL.md", compat))
+    for path, text in docs:
+        for pattern, rule_name in ((_PIP_LINE, "runtime.deps.pip_install"), (_NPM_LINE, "runtime.deps.npm_install")):
+            for match in pattern.finditer(text):
+                line = text.count("\n", 0, match.start()) + 1
+                for token in match.group(1).split():
+                    if not token.startswith("-"):
+                        declare(re.split(r"[<>=!~\[@]", token)[0] or token, path, line, rule_name)
+    for text_file in content.text_files:
+        name = PurePosixPath(text_file.path).name.lower()
+        if name.startswith("requirements") and name.endswith(".txt"):
+            for number, requirement in enumerate(text_file.text.split("\n"), start=1):
+                if requirement.strip() and not requirement.lstrip().startswith(("#", "-")):
+                    declare(requirement, text_file.path, number, "runtime.deps.requirements_txt")
+        elif name == "package.json":
+            _declare_package_json(text_file.text, text_file.path, declare)
+        elif name == "pyproject.toml":
+            _declare_pyproject(text_file.text, text_file.path, declare)
+        elif text_file.suffix == ".py":
+            for match in _PY_IMPORT.finditer(text_file.text):
+                names = [match.group(1)] if match.group(1) else [
+                    n.strip().split()[0].split(".")[0] for n in match.group(2).split(",") if n.strip()
+                ]
+                for module in names:
+                    if module and module not in _STDLIB and module not in local_modules:
+                        line = text_file.text.count("\n", 0, match.start()) + 1
+                        imported.setdefault(_norm(IMPORT_TO_DIST.get(module.lower(), module)), Evidence(
+                            rule="runtime.deps.python_import", file=text_file.path, line=line, excerpt=module))
+        elif text_file.suffix in {".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx"}:
+            for match in _JS_IMPORT.finditer(text_file.text):
+                module = match.group(1)
+                base = module.removeprefix("node:").split("/")[0]
+                if module.startswith(".") or base in _NODE_BUILTINS or module.startswith("node:"):
+                    continue
+                package = "/".join(module.split("/")[:2]) if module.startswith("@") else base
+                line = text_file.text.count("\n", 0, match.start()) + 1
+                imported.setdefault(_norm(package), Evidence(rule="runtime.deps.js_import", file=text_file.path,
+                                                            line=line, excerpt=module))
+    undeclared = sorted(name for name in imported if name not in declared)
+    value = {"declared": sorted(declared), "imported": sorted(imported), "undeclared": undeclared}
+    evidence = [declared[n] for n in sorted(declared)] + [imported[n] for n in undeclared]
+    return value, evidence
+
+
+def _declare_package_json(text: str, path: str, declare: Any) -> None:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return
+    if isinstance(data, dict):
+        for section in ("dependencies", "devDependencies", "peerDependencies"):
+            deps = data.get(section)
+            if isinstance(deps, dict):
+                for name in deps:
+                    declare(str(name), path, None, "runtime.deps.package_json")
+
+
+def _declare_pyproject(text: str, path: str, declare: Any) -> None:
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return
+    project = data.get("project") if isinstance(data, dict) else None
+    deps = project.get("dependencies") if isinstance(project, dict) else None
+    for item in deps if isinstance(deps, list) else []:
+        declare(str(item), path, None, "runtime.deps.pyproject")

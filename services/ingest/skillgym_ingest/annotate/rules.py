@@ -1,0 +1,112 @@
+"""A small pattern-rule engine: each rule is a regex guarded by cheap literal triggers.
+
+A rule's regex only runs on a file whose lower-cased text contains one of its triggers, so
+a skill is scanned at roughly the cost of a few substring searches per rule."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from skillgym_core.contracts.skill import Evidence
+
+from skillgym_ingest.content import SCRIPT_LANGUAGES, SkillContent
+
+MD_SUFFIXES = frozenset({".md", ".mdx", ".txt", ".rst", ""})
+
+
+@dataclass(frozen=True)
+class Rule:
+    rule: str
+    pattern: re.Pattern[str]
+    triggers: tuple[str, ...]
+    scope: str = "all"  # all | code | instructions | scripts | docs | skill_md
+    human_docs: bool = True  # whether READMEs and changelogs (install notes for people) count
+
+    def applies_to(self, path: str, suffix: str, is_skill_md: bool) -> bool:
+        if not self.human_docs and _is_human_doc(path):
+            return False
+        if self.scope == "all":
+            return True
+        if self.scope == "skill_md":
+            return is_skill_md
+        if self.scope == "instructions":
+            return is_skill_md or suffix in SCRIPT_LANGUAGES
+        if self.scope == "scripts":
+            return suffix in SCRIPT_LANGUAGES
+        if self.scope == "code":
+            return suffix in SCRIPT_LANGUAGES or is_skill_md or suffix in {".json", ".toml", ".yaml", ".yml"}
+        return suffix in MD_SUFFIXES or is_skill_md
+
+
+def rule(
+    name: str, pattern: str, triggers: Iterable[str], scope: str = "all", flags: int = re.IGNORECASE,
+    *, human_docs: bool = True,
+) -> Rule:
+    return Rule(name, re.compile(pattern, flags), tuple(t.lower() for t in triggers), scope, human_docs)
+
+
+_HUMAN_DOCS = ("readme", "changelog", "contributing", "license", "install", "security", "code_of_conduct")
+
+
+def _is_human_doc(path: str) -> bool:
+    return path.rsplit("/", 1)[-1].lower().startswith(_HUMAN_DOCS)
+
+
+@dataclass(frozen=True)
+class Hit:
+    rule: str
+    file: str
+    line: int
+    excerpt: str
+
+    def evidence(self) -> Evidence:
+        return Evidence(rule=self.rule, file=self.file, line=self.line, excerpt=self.excerpt)
+
+
+class RuleSet:
+    """Rules scanned together: each document's triggers are looked up once for all rules."""
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        self.rules = list(rules)
+        self.triggers = sorted({t for item in self.rules for t in item.triggers})
+
+    def __add__(self, other: RuleSet) -> RuleSet:
+        return RuleSet(self.rules + other.rules)
+
+    def scan(self, content: SkillContent, max_hits_per_rule: int = 5) -> list[Hit]:
+        hits: list[Hit] = []
+        for path, text, line_offset, suffix, is_md in _documents(content):
+            lowered = text.lower()
+            present = {t for t in self.triggers if t in lowered}
+            for item in self.rules:
+                if item.triggers and present.isdisjoint(item.triggers):
+                    continue
+                if not item.applies_to(path, suffix, is_md):
+                    continue
+                for count, match in enumerate(item.pattern.finditer(text), start=1):
+                    line = text.count("\n", 0, match.start()) + line_offset
+                    start = text.rfind("\n", 0, match.start()) + 1
+                    end = text.find("\n", match.end())
+                    excerpt = text[start : end if end != -1 else len(text)].strip()[:200]
+                    hits.append(Hit(item.rule, path, line, excerpt))
+                    if count >= max_hits_per_rule:
+                        break
+        return hits
+
+
+def scan(content: SkillContent, rules: Iterable[Rule] | RuleSet) -> list[Hit]:
+    ruleset = rules if isinstance(rules, RuleSet) else RuleSet(rules)
+    return ruleset.scan(content)
+
+
+def _documents(content: SkillContent) -> Iterable[tuple[str, str, int, str, bool]]:
+    if content.skill_md_path is not None:
+        md = content.skill_md_path
+        desc = content.description
+        if desc:
+            yield md, desc, 2, ".md", True
+        yield md, content.body, content.parsed.body_line, ".md", True
+    for text_file in content.text_files:
+        yield text_file.path, text_file.text, 1, text_file.suffix, False

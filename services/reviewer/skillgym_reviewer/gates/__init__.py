@@ -1,0 +1,1 @@
+"""Review gates: each takes the checked-out task (and execution evidence) and returns a verdict."""

@@ -1,0 +1,253 @@
+"""Probes on the solved workspace. Too lax: empty, missing, corrupted and forged answers and
+tampered inputs must fail. Too strict: the template's alternative solutions and harmless
+re-formattings of the reference answers must pass."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillgym_core.contracts.task import AGENT_WORKDIR, TaskDir
+from skillgym_core.sandbox.base import Mount
+from skillgym_core.sandbox.workspace import safe_copy_tree
+from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner, VerifierOutcome
+
+from skillgym_reviewer.gates.validity import Evidence, checker_crashed, workspace_files
+from skillgym_reviewer.report import GateResult
+
+MAX_PROBE_FILES = 6
+COPY_LIMITS = {"max_bytes": 256 * 1024 * 1024, "max_files": 20000}
+Edit = Callable[[Path], None]
+
+
+@dataclass
+class Probe:
+    name: str
+    edit: Edit
+    start: str = "solved"  # or "initial"
+
+
+def _set(rel: str, data: bytes | None) -> Edit:
+    def edit(ws: Path) -> None:
+        target = ws / rel
+        if data is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+    return edit
+
+
+def _first_leaf(value: Any, change: Callable[[Any], Any]) -> tuple[Any, bool]:
+    """``value`` with its first scalar leaf changed by ``change``."""
+    if isinstance(value, dict):
+        for key in value:
+            new, done = _first_leaf(value[key], change)
+            if done:
+                return {**value, key: new}, True
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            new, done = _first_leaf(item, change)
+            if done:
+                return [*value[:index], new, *value[index + 1 :]], True
+    else:
+        return change(value), True
+    return value, False
+
+
+def _corrupt_scalar(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 7
+    if isinstance(value, str):
+        return value[::-1] + " (altered)" if value else "altered"
+    return "altered"
+
+
+def _drop_one(value: Any) -> Any:
+    if isinstance(value, dict) and value:
+        return {k: v for k, v in list(value.items())[:-1]}
+    if isinstance(value, list) and value:
+        return value[:-1]
+    return None
+
+
+def mutations(rel: str, data: bytes) -> list[tuple[str, bytes]]:
+    """Deliberately wrong versions of one answer file."""
+    try:
+        parsed = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        lines = data.decode("utf-8", "replace").splitlines()
+        content = [i for i, line in enumerate(lines) if line.strip()]
+        if not content:
+            return []
+        corrupted = list(lines)
+        corrupted[content[-1]] = corrupted[content[-1]][::-1] + " altered"
+        dropped = [line for i, line in enumerate(lines) if i != content[-1]]
+        return [("corrupt-line", "\n".join(corrupted).encode() + b"\n"), ("drop-line", "\n".join(dropped).encode() + b"\n")]
+    changed, _ = _first_leaf(parsed, _corrupt_scalar)
+    return [("corrupt-value", json.dumps(changed).encode()), ("drop-entry", json.dumps(_drop_one(parsed)).encode())]
+
+
+def reformattings(rel: str, data: bytes) -> list[tuple[str, bytes]]:
+    """Equivalent versions of one answer file that a fair verifier must accept."""
+    try:
+        parsed = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        text = data.decode("utf-8", "replace")
+        toggled = text.rstrip("\n") if text.endswith("\n") else text + "\n"
+        return [("toggle-final-newline", toggled.encode())]
+    return [
+        ("json-compact", json.dumps(parsed, separators=(",", ":"), ensure_ascii=False).encode()),
+        ("json-indented", (json.dumps(parsed, indent=4, ensure_ascii=True) + "\n").encode()),
+    ]
+
+
+class Prober:
+    def __init__(self, task: TaskDir, runner: TaskRunner, evidence: Evidence, workdir: Path) -> None:
+        self.task = task
+        self.runner = runner
+        self.evidence = evidence
+        self.workdir = workdir
+        self.instruction = task.instruction()
+
+    def _copy(self, start: str) -> Path:
+        source = self.evidence.solved_workspace if start == "solved" else self.evidence.initial_workspace
+        target = Path(tempfile.mkdtemp(prefix="probe-", dir=self.workdir))
+        shutil.rmtree(target)
+        safe_copy_tree(source, target, **COPY_LIMITS)
+        return target
+
+    def verify(self, probe: Probe) -> VerifierOutcome:
+        workspace = self._copy(probe.start)
+        try:
+            probe.edit(workspace)
+            return self.runner.verify(self.task, workspace)
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+
+    def declared_outputs(self) -> dict[str, bytes]:
+        """Answer files the instruction names (auxiliary files the solution left are not judged)."""
+        outputs = self.evidence.outputs()
+        named = {rel: data for rel, data in outputs.items() if rel in self.instruction or Path(rel).name in self.instruction}
+        return dict(list((named or outputs).items())[:MAX_PROBE_FILES])
+
+    def lax_probes(self) -> list[Probe]:
+        outputs = self.declared_outputs()
+        probes = [Probe(f"empty:{rel}", _set(rel, b"")) for rel in outputs]
+        if len(outputs) > 1:
+            probes += [Probe(f"missing:{rel}", _set(rel, None)) for rel in outputs]
+        for rel, data in outputs.items():
+            probes += [Probe(f"{name}:{rel}", _set(rel, wrong)) for name, wrong in mutations(rel, data)]
+        probes += [
+            Probe("forged-reward:reward.txt", _set("reward.txt", b"1\n"), start="initial"),
+            Probe("forged-reward:reward.json", _set("reward.json", b'{"reward": 1.0}'), start="initial"),
+        ]
+        return probes
+
+    def tamper_probes(self) -> list[Probe]:
+        protected = self.task.config().metadata.protected_inputs
+        return [Probe(f"tampered-input:{item.path}", _append(item.path)) for item in protected]
+
+    def strict_probes(self) -> list[Probe]:
+        probes = []
+        for rel, data in self.declared_outputs().items():
+            probes += [Probe(f"{name}:{rel}", _set(rel, same)) for name, same in reformattings(rel, data)]
+        return probes
+
+    def tampered_inputs(self) -> dict[str, bytes]:
+        """Input files to tamper with: left unchanged by the solution, protected or named in the
+        instruction, each with a changed version (a record dropped)."""
+        outputs = self.evidence.outputs()
+        protected = {item.path for item in self.task.config().metadata.protected_inputs}
+        chosen: dict[str, bytes] = {}
+        for rel, data in workspace_files(self.evidence.initial_workspace).items():
+            if rel in outputs or not (rel in protected or rel in self.instruction):
+                continue
+            variants = dict(mutations(rel, data))
+            changed = variants.get("drop-entry") or variants.get("drop-line")
+            if changed is not None and changed != data:
+                chosen[rel] = changed
+        return dict(list(chosen.items())[:MAX_PROBE_FILES])
+
+    def resolve_on_tampered(self, rel: str, data: bytes) -> VerifierOutcome | None:
+        """Change an input, rerun the reference solution, and judge it: a verifier that trusts the
+        agent's copy of the inputs accepts a result computed from forged data."""
+        workspace = self.runner.fresh_workspace(self.task, self.workdir)
+        try:
+            (workspace / rel).write_bytes(data)
+            if not self.runner.run_solution(self.task, workspace).ok:
+                return None
+            return self.runner.verify(self.task, workspace)
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+
+    def run_alternative(self, script: Path) -> tuple[bool, str]:
+        workspace = self.runner.fresh_workspace(self.task, self.workdir)
+        mounts = [Mount(workspace, AGENT_WORKDIR, writable=True), Mount(self.task.solution, "/solution")]
+        if self.task.skills.is_dir():
+            mounts.append(Mount(self.task.skills, SKILLS_MOUNT))
+        rel = script.relative_to(self.task.solution).as_posix()
+        result = self.runner.sandbox.run(["bash", f"/solution/{rel}"], mounts=mounts, workdir=AGENT_WORKDIR)
+        if not result.ok:
+            return False, f"alternative {rel} did not run ({result.outcome.value}, exit {result.exit_code})"
+        outcome = self.runner.verify(self.task, workspace)
+        shutil.rmtree(workspace, ignore_errors=True)
+        return outcome.passed, f"valid alternative {rel} rejected (reward {outcome.reward})"
+
+
+def _append(rel: str) -> Edit:
+    def edit(ws: Path) -> None:
+        path = ws / rel
+        path.write_bytes((path.read_bytes() if path.is_file() else b"") + b"\n")
+
+    return edit
+
+
+def lax_gate(prober: Prober) -> GateResult:
+    passed_wrong, crashes = [], []
+    probes = prober.lax_probes() + prober.tamper_probes()
+    for probe in probes:
+        outcome = prober.verify(probe)
+        if outcome.passed:
+            passed_wrong.append(probe.name)
+        elif crash := checker_crashed(outcome):
+            crashes.append(f"{probe.name}: {crash}")
+    tampered = prober.tampered_inputs()
+    for rel, data in tampered.items():
+        resolved = prober.resolve_on_tampered(rel, data)
+        if resolved is not None and resolved.passed:
+            passed_wrong.append(f"tampered-input-resolved:{rel} (the verifier trusts the agent's copy of {rel})")
+    if crashes:
+        return GateResult.fail("too_lax_probes", "checker_error", [f"verifier crashed on a wrong answer: {c}" for c in crashes])
+    if passed_wrong:
+        return GateResult.fail(
+            "too_lax_probes", "too_lax", [f"verifier accepts a wrong or forged result: {name}" for name in passed_wrong],
+            probes=len(probes),
+        )
+    return GateResult.ok(
+        "too_lax_probes", probes=[p.name for p in probes] + [f"tampered-input-resolved:{rel}" for rel in tampered]
+    )
+
+
+def strict_gate(prober: Prober) -> GateResult:
+    rejected = []
+    probes = prober.strict_probes()
+    for probe in probes:
+        if not prober.verify(probe).passed:
+            rejected.append(f"verifier rejects an equivalent answer: {probe.name}")
+    alternatives = sorted((prober.task.solution / "alternatives").glob("*.sh")) if prober.task.solution.is_dir() else []
+    for script in alternatives:
+        ok, reason = prober.run_alternative(script)
+        if not ok:
+            rejected.append(reason)
+    if rejected:
+        return GateResult.fail("too_strict_probes", "too_strict", rejected)
+    return GateResult.ok("too_strict_probes", probes=[p.name for p in probes], alternatives=[s.name for s in alternatives])

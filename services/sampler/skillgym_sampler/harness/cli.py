@@ -1,0 +1,150 @@
+"""Claude Code and Codex CLIs, run as commands inside the task sandbox when they are installed.
+
+Each gets its own writable home under ``/agent``, the skills copied to its own skill location
+(Claude Code: ``$CLAUDE_CONFIG_DIR/skills``; Codex: ``$HOME/.agents/skills``) or none, and the
+model endpoint through :class:`EndpointRelay`. Claude Code speaks the Anthropic Messages API and
+Codex the OpenAI Responses API, so the configured endpoint must serve that protocol. After the run
+their session files (not the streams: those lack raw call ids) are converted to ATIF."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import tempfile
+from pathlib import Path
+
+from skillgym_core.contracts.atif import Trajectory
+from skillgym_core.contracts.task import AGENT_WORKDIR
+from skillgym_core.llm import LLMSettings
+from skillgym_core.sandbox.base import Limits, Mount
+
+from skillgym_sampler.convert.claude import claude_session_to_atif, read_jsonl
+from skillgym_sampler.convert.codex import codex_rollout_to_atif
+from skillgym_sampler.errors import ConversionError, HarnessError
+from skillgym_sampler.harness.base import AgentEnv, AgentRun, RunSpec
+from skillgym_sampler.harness.relay import INSIDE_FORWARDER, SOCKET_NAME, EndpointRelay, start_forwarder_shell
+
+AGENT_DIR = "/agent"
+RELAY_DIR = "/llm"
+
+
+class _CliHarness:
+    name = "cli"
+    version = "unknown"
+    skills_subdir = "skills"
+
+    def __init__(self, llm: LLMSettings, *, command: str, max_seconds: float = 900.0, memory_mb: int = 4096) -> None:
+        self.llm = llm
+        self.command = command
+        self.max_seconds = max_seconds
+        self.memory_mb = memory_mb
+
+    def executable(self) -> str:
+        found = shutil.which(self.command)
+        if found is None:
+            raise HarnessError(f"{self.name}: command {self.command!r} is not installed", reason="not_installed",
+                               harness=self.name)
+        return found
+
+    # -- per CLI ---------------------------------------------------------------------------------
+    def command_line(self, executable: str, instruction: str) -> str:
+        raise NotImplementedError
+
+    def environment(self, base_url: str) -> dict[str, str]:
+        raise NotImplementedError
+
+    def convert(self, agent_dir: Path, spec: RunSpec) -> Trajectory:
+        raise NotImplementedError
+
+    # -- shared ----------------------------------------------------------------------------------
+    def run(self, env: AgentEnv, spec: RunSpec) -> AgentRun:
+        executable = self.executable()
+        agent_dir = Path(tempfile.mkdtemp(prefix=f"{self.name}-", dir=env.workspace.parent))
+        relay_dir = Path(tempfile.mkdtemp(prefix="sg-"))
+        try:
+            if env.skills_dir is not None:
+                shutil.copytree(env.skills_dir, agent_dir / self.skills_subdir, symlinks=False)
+            (agent_dir / "forwarder.py").write_text(INSIDE_FORWARDER)
+            with EndpointRelay(self.llm.base_url, relay_dir) as relay:
+                script = start_forwarder_shell("python3", f"{AGENT_DIR}/forwarder.py", f"{RELAY_DIR}/{SOCKET_NAME}")
+                script += self.command_line(executable, env.instruction) + "\n"
+                result = env.runner.sandbox.run(
+                    ["bash", "-c", script],
+                    mounts=[Mount(env.workspace, AGENT_WORKDIR, writable=True),
+                            Mount(agent_dir, AGENT_DIR, writable=True),
+                            Mount(relay_dir, RELAY_DIR, writable=True)],
+                    workdir=AGENT_WORKDIR,
+                    env=self.environment(relay.inside_base_url),
+                    limits=Limits(wall_s=self.max_seconds, memory_mb=self.memory_mb, pids=512,
+                                  output_bytes=8_000_000),
+                )
+            try:
+                trajectory = self.convert(agent_dir, spec)
+            except ConversionError as exc:
+                raise HarnessError(f"{self.name}: no usable session log: {exc}", reason="no_trajectory",
+                                   exit_code=result.exit_code, output=result.stderr[-2000:]) from exc
+        finally:
+            shutil.rmtree(relay_dir, ignore_errors=True)
+            shutil.rmtree(agent_dir, ignore_errors=True)
+        outcome = "ok" if result.ok else f"exit_{result.exit_code}" if result.exit_code else result.outcome.value
+        return AgentRun(trajectory, outcome=outcome, logs=result.stderr[-4000:])
+
+
+def _newest(paths: list[Path]) -> Path:
+    if not paths:
+        raise ConversionError("no session file was written")
+    return max(paths, key=lambda p: p.stat().st_mtime)
+
+
+class ClaudeCodeHarness(_CliHarness):
+    name = "claude-code"
+    skills_subdir = "claude/skills"
+
+    def command_line(self, executable: str, instruction: str) -> str:
+        return (f"{shlex.quote(executable)} --verbose --output-format=stream-json --permission-mode=bypassPermissions "
+                f"--model {shlex.quote(self.llm.model)} --print -- {shlex.quote(instruction)} "
+                f"> {AGENT_DIR}/stream.jsonl")
+
+    def environment(self, base_url: str) -> dict[str, str]:
+        return {
+            "IS_SANDBOX": "1",
+            "HOME": f"{AGENT_DIR}/home",
+            "CLAUDE_CONFIG_DIR": f"{AGENT_DIR}/claude",
+            "ANTHROPIC_BASE_URL": base_url.removesuffix("/v1"),
+            "ANTHROPIC_API_KEY": self.llm.api_key.get_secret_value() or "unused",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
+
+    def convert(self, agent_dir: Path, spec: RunSpec) -> Trajectory:
+        session = _newest(list((agent_dir / "claude" / "projects").glob("*/*.jsonl")))
+        stream = agent_dir / "stream.jsonl"
+        cost = None
+        if stream.is_file():
+            for record in read_jsonl(stream.read_text(errors="replace").splitlines()):
+                if record.get("type") == "result" and isinstance(record.get("total_cost_usd"), int | float):
+                    cost = float(record["total_cost_usd"])
+        return claude_session_to_atif(read_jsonl(session.read_text().splitlines()),
+                                      trajectory_id=spec.trajectory_id, total_cost_usd=cost)
+
+
+class CodexHarness(_CliHarness):
+    name = "codex"
+    skills_subdir = "home/.agents/skills"
+
+    def command_line(self, executable: str, instruction: str) -> str:
+        return (f"{shlex.quote(executable)} exec --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check "
+                f"--model {shlex.quote(self.llm.model)} --json --enable unified_exec -- {shlex.quote(instruction)} "
+                f"> {AGENT_DIR}/events.jsonl")
+
+    def environment(self, base_url: str) -> dict[str, str]:
+        return {
+            "HOME": f"{AGENT_DIR}/home",
+            "CODEX_HOME": f"{AGENT_DIR}/codex",
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_KEY": self.llm.api_key.get_secret_value() or "unused",
+        }
+
+    def convert(self, agent_dir: Path, spec: RunSpec) -> Trajectory:
+        rollout = _newest(list((agent_dir / "codex" / "sessions").rglob("rollout-*.jsonl")))
+        return codex_rollout_to_atif(read_jsonl(rollout.read_text().splitlines()), trajectory_id=spec.trajectory_id)

@@ -1,0 +1,1 @@
+"""Curation: from verified trajectories in the store to a versioned, documented dataset."""

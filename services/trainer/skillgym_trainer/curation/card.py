@@ -1,0 +1,87 @@
+"""The dataset card: what is in a dataset and how it was made, as JSON and markdown."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from skillgym_trainer.curation.records import Candidate
+from skillgym_trainer.tokens import count_example
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def split_stats(candidates: Sequence[Candidate]) -> dict[str, Any]:
+    tokens = [count_example(c.example) for c in candidates]
+    calls = [
+        sum(len(m.get("tool_calls") or []) for m in c.example["messages"] if m["role"] == "assistant")
+        for c in candidates
+    ]
+    return {
+        "examples": len(candidates),
+        "trajectories": len({c.trajectory_id for c in candidates}),
+        "skills": len({c.skill_id for c in candidates}),
+        "tasks": len({c.task_id for c in candidates}),
+        "categories": dict(sorted(Counter(c.category for c in candidates).items())),
+        "labels": dict(sorted(Counter(c.label for c in candidates).items())),
+        "configurations": dict(sorted(Counter(c.configuration for c in candidates).items())),
+        "tokens_o200k": {
+            "total": sum(tokens),
+            "mean": statistics.fmean(tokens) if tokens else 0.0,
+            "median": percentile(tokens, 0.5),
+            "p90": percentile(tokens, 0.9),
+            "p95": percentile(tokens, 0.95),
+            "max": max(tokens, default=0),
+        },
+        "tool_calls": {"median": percentile(calls, 0.5), "p90": percentile(calls, 0.9), "max": max(calls, default=0)},
+    }
+
+
+def render_markdown(card: dict[str, Any]) -> str:
+    lines = [
+        f"# Dataset {card['name']} v{card['version']} ({card['dataset_id']})",
+        "",
+        f"Built from {card['pipeline']['loaded']} verified trajectories in `{card['source']}`.",
+        "",
+        "## Curation",
+        "",
+        "| stage | removed |",
+        "|---|---|",
+    ]
+    for stage, value in card["pipeline"].items():
+        if stage != "loaded":
+            lines.append(f"| {stage} | {value} |")
+    lines += [
+        "",
+        "## Splits",
+        "",
+        "| split | examples | skills | tasks | tokens (median / p90) |",
+        "|---|---|---|---|---|",
+    ]
+    for name, stats in card["splits"].items():
+        tok = stats["tokens_o200k"]
+        lines.append(
+            f"| {name} | {stats['examples']} | {stats['skills']} | {stats['tasks']} | "
+            f"{tok['median']:.0f} / {tok['p90']:.0f} |"
+        )
+    for field in ("categories", "configurations", "labels"):
+        lines += ["", f"## {field.title()}", "", "| value | train | eval |", "|---|---|---|"]
+        names = sorted(set(card["splits"]["train"][field]) | set(card["splits"]["eval"][field]))
+        for value in names:
+            lines.append(
+                f"| {value} | {card['splits']['train'][field].get(value, 0)} | "
+                f"{card['splits']['eval'][field].get(value, 0)} |"
+            )
+    lines += ["", "## Configuration", "", "```json", card["config_json"], "```", ""]
+    return "\n".join(lines)

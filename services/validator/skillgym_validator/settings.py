@@ -1,0 +1,45 @@
+"""Settings of the validator service (``SKILLGYM_VALIDATOR_*`` on top of the common ``SKILLGYM_*``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import SettingsConfigDict
+from skillgym_core.settings import CommonSettings
+
+
+def _validator(name: str, default: Any, **kwargs: Any) -> Any:
+    return Field(
+        default,
+        validation_alias=AliasChoices(name, f"SKILLGYM_VALIDATOR_{name.upper()}"),
+        **kwargs,
+    )
+
+
+class ValidatorSettings(CommonSettings):
+    model_config = SettingsConfigDict(env_prefix="SKILLGYM_", extra="ignore", populate_by_name=True)
+
+    nop_runs: int = _validator("nop_runs", 1, ge=1, description="verifier runs on the untouched workspace")
+    oracle_runs: int = _validator(
+        "oracle_runs", 2, ge=1, description="reference-solution runs; all must pass with the same reward"
+    )
+    pass_threshold: float = _validator("pass_threshold", 1.0, description="reward counted as a pass")
+    log_tail_chars: int = _validator("log_tail_chars", 4000, ge=0, description="stdout/stderr kept per run")
+
+    baseline_base_url: str | None = _validator(
+        "baseline_base_url", None, description="OpenAI-compatible endpoint of the baseline agent; unset = no contrast"
+    )
+    baseline_model: str = _validator("baseline_model", "baseline")
+    baseline_api_key: SecretStr = _validator("baseline_api_key", SecretStr(""))
+    baseline_runs: int = _validator("baseline_runs", 1, ge=1, description="k runs with and k without the skill")
+    baseline_max_steps: int = _validator("baseline_max_steps", 20, ge=1)
+    baseline_step_timeout_s: float = _validator("baseline_step_timeout_s", 120.0, gt=0)
+    baseline_request_timeout_s: float = _validator("baseline_request_timeout_s", 120.0, gt=0)
+    baseline_temperature: float = _validator("baseline_temperature", 0.0, ge=0)
+    skill_dep_min_with: float = _validator(
+        "skill_dep_min_with", 1.0, ge=0, le=1, description="Skill-Dep needs pass rate with the skill >= this"
+    )
+    skill_dep_max_without: float = _validator(
+        "skill_dep_max_without", 0.0, ge=0, le=1, description="... and pass rate without it <= this"
+    )

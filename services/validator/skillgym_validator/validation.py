@@ -1,0 +1,141 @@
+"""Validating one task: the validity gate, then (when a baseline endpoint is configured) the
+skill-dependence contrast. Produces the JSON report the service stores and the CLI prints."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from skillgym_core.contracts.task import TaskDir
+from skillgym_core.errors import SkillGymError
+from skillgym_core.metrics import VALIDATION_LABELS, VALIDATION_SECONDS
+from skillgym_core.sandbox.base import Sandbox
+from skillgym_core.sandbox.factory import make_sandbox
+from skillgym_core.taskrun import TaskRunner
+
+from skillgym_validator.baseline import BaselineAgent, ChatClient
+from skillgym_validator.contrast import VERIFIER_PASSED, LabelRule, mcnemar_exact, skill_contrast
+from skillgym_validator.gate import ValidityGate
+from skillgym_validator.settings import ValidatorSettings
+
+UNLABELLED = "unlabelled"
+
+
+class Validator:
+    """Validates task directories with one sandbox and one (optional) baseline endpoint."""
+
+    def __init__(self, sandbox: Sandbox, settings: ValidatorSettings) -> None:
+        self.settings = settings
+        self.sandbox = sandbox
+        self.runner = TaskRunner(sandbox, pass_threshold=settings.pass_threshold)
+        self.gate = ValidityGate(
+            self.runner,
+            nop_runs=settings.nop_runs,
+            oracle_runs=settings.oracle_runs,
+            log_tail_chars=settings.log_tail_chars,
+        )
+        self.client: ChatClient | None = None
+        if settings.baseline_base_url:
+            self.client = ChatClient(
+                settings.baseline_base_url,
+                settings.baseline_model,
+                api_key=settings.baseline_api_key.get_secret_value(),
+                timeout_s=settings.baseline_request_timeout_s,
+                temperature=settings.baseline_temperature,
+            )
+        self.rule = LabelRule(settings.skill_dep_min_with, settings.skill_dep_max_without)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+    def validate(self, task: TaskDir, scratch: Path) -> dict[str, Any]:
+        started = time.monotonic()
+        config = task.config()
+        gate = self.gate.check(task, scratch)
+        gate_seconds = time.monotonic() - started
+        record: dict[str, Any] = {
+            "task_id": config.metadata.task_id,
+            "skill_id": config.metadata.skill_id,
+            "category": config.metadata.category,
+            "path": str(task.root),
+            "valid": gate.valid,
+            "label": UNLABELLED,
+            "reasons": list(gate.reasons),
+            "gate": gate.to_dict(),
+            "contrast": None,
+            "sandbox": self.sandbox.describe(),
+        }
+        contrast_seconds = 0.0
+        if gate.valid:
+            record["label"] = VERIFIER_PASSED
+            if self.client is not None:
+                agent = BaselineAgent(
+                    self.client,
+                    self.runner,
+                    max_steps=self.settings.baseline_max_steps,
+                    step_timeout_s=self.settings.baseline_step_timeout_s,
+                )
+                contrast_started = time.monotonic()
+                contrast = skill_contrast(agent, task, scratch, k=self.settings.baseline_runs, rule=self.rule)
+                contrast_seconds = time.monotonic() - contrast_started
+                record["contrast"] = contrast.to_dict()
+                record["label"] = contrast.label
+        total = time.monotonic() - started
+        record["timings"] = {
+            "gate_s": round(gate_seconds, 4),
+            "contrast_s": round(contrast_seconds, 4),
+            "total_s": round(total, 4),
+        }
+        VALIDATION_SECONDS.observe(total)
+        VALIDATION_LABELS.labels(record["label"]).inc()
+        return record
+
+
+def error_record(path: Path, exc: Exception) -> dict[str, Any]:
+    reason = exc.reason if isinstance(exc, SkillGymError) else type(exc).__name__
+    detail = exc.to_dict() if isinstance(exc, SkillGymError) else {"message": str(exc)}
+    return {
+        "task_id": None,
+        "path": str(path),
+        "valid": False,
+        "label": UNLABELLED,
+        "reasons": [f"error: {reason}"],
+        "error": detail,
+        "gate": None,
+        "contrast": None,
+    }
+
+
+def validate_task_dirs(paths: Sequence[Path | str], settings: ValidatorSettings | None = None) -> list[dict[str, Any]]:
+    """One JSON-ready record per task directory; a broken one gets an error record, the rest go on."""
+    settings = settings or ValidatorSettings()
+    validator = Validator(make_sandbox(settings), settings)
+    records = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="skillgym-validate-") as scratch:
+            for raw in paths:
+                path = Path(raw)
+                try:
+                    records.append(validator.validate(TaskDir(path), Path(scratch)))
+                except (SkillGymError, OSError) as exc:
+                    records.append(error_record(path, exc))
+    finally:
+        validator.close()
+    return records
+
+
+def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Labels, validity and McNemar's exact test over the tasks that had a contrast."""
+    records = list(records)
+    pairs = [(c["r_plus"] >= 0.5, c["r_minus"] >= 0.5) for r in records if (c := r.get("contrast")) is not None]
+    return {
+        "tasks": len(records),
+        "valid": sum(1 for r in records if r.get("valid")),
+        "labels": dict(Counter(r.get("label", UNLABELLED) for r in records)),
+        "mcnemar": mcnemar_exact(pairs).to_dict() if pairs else None,
+    }

@@ -1,0 +1,235 @@
+"""Harbor task conformance: does a directory follow Harbor's published task format and
+SkillGym's stricter rules for it?
+
+Harbor: ``task.toml`` (``[task] name = "org/name"``, ``[metadata]``, ``[verifier]``/``[agent]``
+``timeout_sec``, ``[environment]`` build timeout and resources), ``instruction.md``,
+``environment/`` (a ``Dockerfile`` for non-compose providers), ``tests/test.sh`` writing
+``/logs/verifier/reward.txt`` or ``reward.json``, optional ``solution/solve.sh``. ``tests/`` and
+``solution/`` reach the container only after the agent (or only for the oracle), so nothing in
+the instruction or the environment may depend on or copy them.
+
+SkillGym adds: a reference solution is required, skills live in ``environment/skills/<name>/``
+with a ``SKILL.md``, the initial workspace is ``environment/workspace/`` copied to the workdir,
+no network, and protected inputs carry the sha256 of the workspace file they name."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from skillgym_core.contracts.task import REWARD_JSON, REWARD_TXT, TaskConfig, TaskDir
+from skillgym_core.errors import TaskFormatError
+
+ENVIRONMENT_ERROR = "environment_error"
+CHECKER_ERROR = "checker_error"
+LEAKAGE = "leakage"
+
+_TASK_NAME = re.compile(r"^[^/\s]+/[^/\s]+$")
+_REWARD_MENTION = re.compile(r"/logs/verifier|reward\.(txt|json)")
+
+
+@dataclass(frozen=True)
+class ConformanceIssue:
+    code: str
+    message: str
+    failure_type: str
+    path: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _issue(code: str, message: str, failure_type: str, path: str | None = None) -> ConformanceIssue:
+    return ConformanceIssue(code, message, failure_type, path)
+
+
+def check_task(root: Path) -> list[ConformanceIssue]:
+    """Every conformance problem of the task directory at ``root``; empty when it conforms."""
+    task = TaskDir(Path(root))
+    issues: list[ConformanceIssue] = []
+    issues += _check_layout(task)
+    raw, config = _load_config(task, issues)
+    if raw is not None:
+        issues += _check_raw_toml(raw)
+    issues += _check_tests(task)
+    issues += _check_separation(task)
+    if config is not None:
+        issues += _check_environment(task, config)
+        issues += _check_protected_inputs(task, config)
+    return issues
+
+
+def assert_conforms(root: Path) -> TaskConfig:
+    issues = check_task(root)
+    if issues:
+        raise TaskFormatError(
+            f"{root}: task does not conform", problems=[issue.to_dict() for issue in issues]
+        )
+    return TaskDir(Path(root)).config()
+
+
+def _check_layout(task: TaskDir) -> list[ConformanceIssue]:
+    issues = []
+    for rel, kind in (
+        ("task.toml", ENVIRONMENT_ERROR),
+        ("instruction.md", ENVIRONMENT_ERROR),
+        ("environment", ENVIRONMENT_ERROR),
+        ("environment/Dockerfile", ENVIRONMENT_ERROR),
+        ("tests/test.sh", CHECKER_ERROR),
+        ("solution/solve.sh", CHECKER_ERROR),
+    ):
+        if not (task.root / rel).exists():
+            issues.append(_issue("missing_file", f"missing {rel}", kind, rel))
+    instruction = task.root / "instruction.md"
+    if instruction.is_file() and not instruction.read_text(errors="replace").strip():
+        issues.append(_issue("empty_instruction", "instruction.md is empty", ENVIRONMENT_ERROR, "instruction.md"))
+    for path in task.root.rglob("*"):
+        if path.is_symlink():
+            rel = path.relative_to(task.root).as_posix()
+            issues.append(_issue("symlink", f"symlink not allowed: {rel}", ENVIRONMENT_ERROR, rel))
+    return issues
+
+
+def _load_config(task: TaskDir, issues: list[ConformanceIssue]) -> tuple[dict[str, Any] | None, TaskConfig | None]:
+    if not task.config_path.is_file():
+        return None, None
+    try:
+        raw = tomllib.loads(task.config_path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        issues.append(_issue("toml_syntax", f"task.toml: {exc}", ENVIRONMENT_ERROR, "task.toml"))
+        return None, None
+    try:
+        return raw, task.config()
+    except TaskFormatError as exc:
+        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.details.get("errors", []))
+        issues.append(_issue("config_contract", f"task.toml: {detail or exc}", ENVIRONMENT_ERROR, "task.toml"))
+        return raw, None
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+def _check_raw_toml(raw: dict[str, Any]) -> list[ConformanceIssue]:
+    issues = []
+    if not isinstance(raw.get("schema_version", raw.get("version")), str):
+        issues.append(_issue("schema_version", "task.toml needs a string schema_version", ENVIRONMENT_ERROR))
+    task = raw.get("task")
+    if not isinstance(task, dict) or not _TASK_NAME.match(str(task.get("name", ""))):
+        issues.append(_issue("task_name", '[task] name must look like "org/name"', ENVIRONMENT_ERROR))
+    if not isinstance(raw.get("metadata"), dict):
+        issues.append(_issue("metadata", "[metadata] table is missing", ENVIRONMENT_ERROR))
+    for table, kind in (("verifier", CHECKER_ERROR), ("agent", ENVIRONMENT_ERROR)):
+        section = raw.get(table)
+        if not isinstance(section, dict) or not _positive(section.get("timeout_sec")):
+            issues.append(_issue("timeout", f"[{table}] timeout_sec must be a positive number", kind))
+    env = raw.get("environment")
+    if not isinstance(env, dict):
+        issues.append(_issue("environment_table", "[environment] table is missing", ENVIRONMENT_ERROR))
+        return issues
+    if not _positive(env.get("build_timeout_sec")):
+        issues.append(_issue("timeout", "[environment] build_timeout_sec must be positive", ENVIRONMENT_ERROR))
+    for key in ("cpus", "memory_mb", "storage_mb", "gpus"):
+        value = env.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            issues.append(_issue("resources", f"[environment] {key} must be a non-negative integer", ENVIRONMENT_ERROR))
+    if env.get("gpus"):
+        issues.append(_issue("gpu", "tasks must run without a GPU", ENVIRONMENT_ERROR))
+    if env.get("allow_internet", True) is not False:
+        issues.append(_issue("network", "[environment] allow_internet must be false", ENVIRONMENT_ERROR))
+    return issues
+
+
+def _check_tests(task: TaskDir) -> list[ConformanceIssue]:
+    script = task.tests / "test.sh"
+    if not script.is_file():
+        return []
+    issues = []
+    text = script.read_text(errors="replace")
+    if not text.startswith("#!"):
+        issues.append(_issue("shebang", "tests/test.sh has no #! line", CHECKER_ERROR, "tests/test.sh"))
+    corpus = "\n".join(p.read_text(errors="replace") for p in task.tests.rglob("*") if p.is_file())
+    if not _REWARD_MENTION.search(corpus):
+        issues.append(
+            _issue("reward_path", f"tests/ never writes {REWARD_TXT} or {REWARD_JSON}", CHECKER_ERROR, "tests")
+        )
+    return issues
+
+
+def _digests(root: Path) -> dict[str, str]:
+    if not root.is_dir():
+        return {}
+    return {
+        hashlib.sha256(p.read_bytes()).hexdigest(): p.as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and p.stat().st_size >= 64
+    }
+
+
+def _check_separation(task: TaskDir) -> list[ConformanceIssue]:
+    """Tests and solution reach the container only after the agent; nothing may expose them."""
+    issues = []
+    instruction = task.root / "instruction.md"
+    if instruction.is_file() and re.search(r"(^|[\s`(\"'])/(tests|solution)(/|\b)", instruction.read_text(errors="replace")):
+        issues.append(_issue("instruction_mentions_hidden", "instruction.md points at /tests or /solution", LEAKAGE, "instruction.md"))
+    hidden = {**_digests(task.tests), **_digests(task.solution)}
+    env_root = task.root / "environment"
+    for digest, path in _digests(env_root).items():
+        if digest in hidden:
+            rel = Path(path).relative_to(task.root).as_posix()
+            issues.append(_issue("hidden_file_copied", f"{rel} duplicates {Path(hidden[digest]).relative_to(task.root)}", LEAKAGE, rel))
+    dockerfile = env_root / "Dockerfile"
+    if dockerfile.is_file():
+        for line in dockerfile.read_text(errors="replace").splitlines():
+            if re.match(r"^\s*(COPY|ADD)\b", line, re.I) and re.search(r"(\.\./|\btests/|\bsolution/)", line):
+                issues.append(_issue("dockerfile_copies_hidden", f"Dockerfile copies hidden files: {line.strip()}", LEAKAGE, "environment/Dockerfile"))
+    return issues
+
+
+def _check_environment(task: TaskDir, config: TaskConfig) -> list[ConformanceIssue]:
+    issues = []
+    dockerfile = task.root / "environment" / "Dockerfile"
+    if dockerfile.is_file():
+        instructions = [
+            line.strip() for line in dockerfile.read_text(errors="replace").splitlines()
+            if line.strip() and not line.strip().startswith("#")
+        ]
+        if not instructions or not instructions[0].upper().startswith(("FROM", "ARG")):
+            issues.append(_issue("dockerfile_from", "Dockerfile must start with FROM", ENVIRONMENT_ERROR, "environment/Dockerfile"))
+        workdirs = [line.split(None, 1)[1] for line in instructions if line.upper().startswith("WORKDIR ") ]
+        if not workdirs or workdirs[-1].rstrip("/") != config.environment.workdir.rstrip("/"):
+            issues.append(_issue("dockerfile_workdir", f"Dockerfile WORKDIR must be {config.environment.workdir}", ENVIRONMENT_ERROR, "environment/Dockerfile"))
+        if task.workspace.is_dir() and not any(
+            re.match(r"^(COPY|ADD)\s+(\./)?workspace/?\s", line, re.I) for line in instructions
+        ):
+            issues.append(_issue("dockerfile_workspace", "Dockerfile does not copy workspace/ into the image", ENVIRONMENT_ERROR, "environment/Dockerfile"))
+        if task.skills.is_dir():
+            target = (config.environment.skills_dir or "").rstrip("/")
+            if not target or not any(
+                re.match(rf"^(COPY|ADD)\s+(\./)?skills/?\s+{re.escape(target)}/?$", line, re.I) for line in instructions
+            ):
+                issues.append(_issue("skills_dir", "skills/ must be copied to [environment] skills_dir", ENVIRONMENT_ERROR, "environment/Dockerfile"))
+    if task.skills.is_dir():
+        skills = [p for p in task.skills.iterdir() if p.is_dir()]
+        if not skills:
+            issues.append(_issue("no_skill", "environment/skills/ holds no skill", ENVIRONMENT_ERROR, "environment/skills"))
+        for skill in skills:
+            if not (skill / "SKILL.md").is_file():
+                rel = skill.relative_to(task.root).as_posix()
+                issues.append(_issue("skill_md", f"{rel} has no SKILL.md", ENVIRONMENT_ERROR, rel))
+    return issues
+
+
+def _check_protected_inputs(task: TaskDir, config: TaskConfig) -> list[ConformanceIssue]:
+    issues = []
+    for item in config.metadata.protected_inputs:
+        path = task.workspace / item.path
+        if not path.is_file():
+            issues.append(_issue("protected_missing", f"protected input {item.path} is not in the workspace", ENVIRONMENT_ERROR, item.path))
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != item.sha256:
+            issues.append(_issue("protected_hash", f"protected input {item.path} does not match its sha256", ENVIRONMENT_ERROR, item.path))
+    return issues

@@ -1,0 +1,58 @@
+"""Operator test fixtures: an emulated API server and the real operator (KopfRunner) against it."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Timer intervals are fixed when the handlers are imported, so set them before anything imports them.
+os.environ.setdefault("SKILLGYM_OPERATOR_HOUSEKEEPING_INTERVAL_S", "0.5")
+os.environ.setdefault("SKILLGYM_OPERATOR_TRAINING_PROGRESS_INTERVAL_S", "0.5")
+
+from tests.operator.apiserver import ApiServer, run_apiserver  # noqa: E402
+
+NAMESPACE = "skillgym-test"
+
+
+@pytest.fixture
+def apiserver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ApiServer]:
+    with run_apiserver(tmp_path, NAMESPACE) as server:
+        monkeypatch.setenv("KUBECONFIG", str(server.kubeconfig))
+        yield server
+
+
+@pytest.fixture
+def operator_settings(monkeypatch: pytest.MonkeyPatch) -> Any:
+    from skillgym_operator import handlers
+
+    monkeypatch.setattr(handlers.SETTINGS, "scanning_disabled", True)
+    monkeypatch.setattr(handlers.SETTINGS, "retry_backoff_s", 0.2)
+    monkeypatch.setattr(handlers.SETTINGS, "finished_pod_ttl_s", 0.0)
+    return handlers.SETTINGS
+
+
+@pytest.fixture
+def operator(apiserver: ApiServer, operator_settings: Any) -> Iterator[Any]:
+    from kopf.testing import KopfRunner
+
+    args = ["run", "--standalone", "--namespace", NAMESPACE, "-m", "skillgym_operator", "--verbose"]
+    with KopfRunner(args, timeout=60) as runner:
+        wait_for(lambda: "Activity 'configure-operator' succeeded" in runner.output, 20, "operator start")
+        time.sleep(0.5)
+        yield runner
+    assert runner.exception is None, runner.output[-5000:]
+
+
+def wait_for(check: Callable[[], Any], timeout_s: float = 15.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -1,0 +1,230 @@
+"""The real operator (kopf) against an emulated Kubernetes API over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kubernetes
+import pytest
+
+from tests.operator.apiserver import ApiServer
+from tests.operator.conftest import NAMESPACE, wait_for
+
+pytestmark = pytest.mark.integration
+
+GROUP, VERSION = "skillgym.io", "v1alpha1"
+
+
+def sandbox_run(name: str, **spec: Any) -> dict[str, Any]:
+    body = {
+        "command": ["bash", "/tests/test.sh"],
+        "role": "verifier",
+        "image": "python:3.11-slim",
+        "outputPrefix": f"sandbox/runs/{name}",
+        "mounts": [
+            {"target": "/app", "key": "sandbox/inputs/a.tar.gz", "writable": True, "resultKey": f"sandbox/runs/{name}/app.tar.gz"},
+            {"target": "/tests", "key": "sandbox/inputs/t.tar.gz"},
+        ],
+        "limits": {"cpu": "500m", "memoryMb": 512, "wallSeconds": 30},
+        **spec,
+    }
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "SandboxRun",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": body,
+    }
+
+
+def create(api: ApiServer, plural: str, body: dict[str, Any]) -> None:
+    kubernetes.client.CustomObjectsApi(api.api_client).create_namespaced_custom_object(
+        GROUP, VERSION, NAMESPACE, plural, body
+    )
+
+
+def status_of(api: ApiServer, plural: str, name: str) -> dict[str, Any]:
+    return api.objects(f"{GROUP}/{VERSION}/{plural}", NAMESPACE).get(name, {}).get("status") or {}
+
+
+def set_pod_status(api: ApiServer, pod: str, status: dict[str, Any]) -> None:
+    """Play the kubelet: report container states the way a node would."""
+    kubernetes.client.CoreV1Api(api.api_client).patch_namespaced_pod_status(pod, NAMESPACE, {"status": status})
+
+
+def finished(name: str, exit_code: int, message: str = "ok", reason: str = "Completed") -> dict[str, Any]:
+    return {"name": name, "state": {"terminated": {"exitCode": exit_code, "reason": reason, "message": message}}}
+
+
+def pod_finished(run_code: int, *, message: str = "ok", reason: str = "Completed", push_code: int = 0) -> dict[str, Any]:
+    return {
+        "phase": "Succeeded" if run_code == 0 and push_code == 0 else "Failed",
+        "initContainerStatuses": [finished("fetch", 0)],
+        "containerStatuses": [finished("run", run_code, message, reason), finished("push", push_code, "")],
+    }
+
+
+def test_sandbox_run_creates_locked_down_pod_and_network_policy(apiserver: ApiServer, operator: Any) -> None:
+    create(apiserver, "sandboxruns", sandbox_run("run-a"))
+    pods = wait_for(lambda: apiserver.objects("v1/pods", NAMESPACE), what="pod")
+    pod = pods["run-a-a1"]
+    assert pod["metadata"]["labels"]["skillgym.io/sandbox-run"] == "run-a"
+    assert pod["metadata"]["ownerReferences"][0]["kind"] == "SandboxRun"
+    spec = pod["spec"]
+    assert spec["restartPolicy"] == "Never"
+    assert spec["activeDeadlineSeconds"] == 30 + operator.__dict__.get("grace", 60)
+    assert spec["automountServiceAccountToken"] is False
+    run = next(c for c in spec["containers"] if c["name"] == "run")
+    assert run["image"] == "python:3.11-slim"
+    assert run["command"][-2:] == ["bash", "/tests/test.sh"]
+    security = run["securityContext"]
+    assert security["readOnlyRootFilesystem"] and security["runAsNonRoot"]
+    assert security["capabilities"] == {"drop": ["ALL"]}
+    assert security["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert run["resources"]["limits"]["memory"] == "512Mi"
+    mounts = {m["mountPath"]: m["readOnly"] for m in run["volumeMounts"] if m["mountPath"] in ("/app", "/tests")}
+    assert mounts == {"/app": False, "/tests": True}
+    assert [c["name"] for c in spec["initContainers"]] == ["fetch"]
+
+    policy = wait_for(lambda: apiserver.objects("networking.k8s.io/v1/networkpolicies", NAMESPACE), what="policy")
+    rules = policy["run-a-sandbox"]["spec"]
+    assert rules["podSelector"] == {"matchLabels": {"skillgym.io/sandbox-run": "run-a"}}
+    assert rules["policyTypes"] == ["Ingress", "Egress"] and rules["ingress"] == []
+    assert all(rule["to"] for rule in rules["egress"])  # no rule opens egress to everywhere
+    assert wait_for(lambda: status_of(apiserver, "sandboxruns", "run-a").get("phase") == "Pending")
+
+
+def test_pod_success_completes_the_run_and_cleans_the_pod(apiserver: ApiServer, operator: Any) -> None:
+    create(apiserver, "sandboxruns", sandbox_run("run-ok"))
+    wait_for(lambda: "run-ok-a1" in apiserver.objects("v1/pods", NAMESPACE), what="pod")
+    set_pod_status(apiserver, "run-ok-a1", {"phase": "Running", "containerStatuses": [{"name": "run", "state": {"running": {}}}]})
+    wait_for(lambda: status_of(apiserver, "sandboxruns", "run-ok").get("phase") == "Running", what="Running")
+    set_pod_status(apiserver, "run-ok-a1", pod_finished(0))
+    status = wait_for(
+        lambda: (s := status_of(apiserver, "sandboxruns", "run-ok")).get("phase") == "Succeeded" and s, what="done"
+    )
+    assert status["outcome"] == "ok" and status["exitCode"] == 0
+    assert status["artifacts"]["stdout"] == "sandbox/runs/run-ok/stdout"
+    assert status["artifacts"]["mounts"] == {"/app": "sandbox/runs/run-ok/app.tar.gz"}
+    assert {c["type"]: c["status"] for c in status["conditions"]}["Completed"] == "True"
+    wait_for(lambda: "run-ok-a1" not in apiserver.objects("v1/pods", NAMESPACE), what="pod cleanup")
+
+
+def test_command_failure_and_wall_timeout_map_to_outcomes(apiserver: ApiServer, operator: Any) -> None:
+    create(apiserver, "sandboxruns", sandbox_run("run-fail"))
+    create(apiserver, "sandboxruns", sandbox_run("run-slow"))
+    create(apiserver, "sandboxruns", sandbox_run("run-oom"))
+    wait_for(lambda: len(apiserver.objects("v1/pods", NAMESPACE)) == 3, what="pods")
+    set_pod_status(apiserver, "run-fail-a1", pod_finished(3, reason="Error"))
+    set_pod_status(apiserver, "run-slow-a1", pod_finished(137, message="timeout", reason="Error"))
+    set_pod_status(apiserver, "run-oom-a1", pod_finished(137, message="", reason="OOMKilled"))
+    for name, outcome, code in (("run-fail", "ok", 3), ("run-slow", "timeout", 137), ("run-oom", "oom", 137)):
+        status = wait_for(
+            lambda n=name: (s := status_of(apiserver, "sandboxruns", n)).get("phase") in ("Succeeded", "Failed") and s,
+            what=name,
+        )
+        assert (status["phase"], status["outcome"], status["exitCode"]) == ("Failed", outcome, code), name
+
+
+def test_pod_deadline_is_a_timeout(apiserver: ApiServer, operator: Any) -> None:
+    create(apiserver, "sandboxruns", sandbox_run("run-late"))
+    wait_for(lambda: "run-late-a1" in apiserver.objects("v1/pods", NAMESPACE), what="pod")
+    set_pod_status(apiserver, "run-late-a1", {"phase": "Failed", "reason": "DeadlineExceeded", "message": "late"})
+    status = wait_for(lambda: (s := status_of(apiserver, "sandboxruns", "run-late")).get("outcome") and s)
+    assert (status["phase"], status["outcome"], status["reason"]) == ("Failed", "timeout", "DeadlineExceeded")
+
+
+def test_infrastructure_failure_retries_with_a_new_pod(apiserver: ApiServer, operator: Any) -> None:
+    create(apiserver, "sandboxruns", sandbox_run("run-retry", maxAttempts=2))
+    wait_for(lambda: "run-retry-a1" in apiserver.objects("v1/pods", NAMESPACE), what="pod")
+    set_pod_status(apiserver, "run-retry-a1", {"phase": "Failed", "initContainerStatuses": [finished("fetch", 1, "store down")]})
+    wait_for(lambda: "run-retry-a2" in apiserver.objects("v1/pods", NAMESPACE), 20, what="second attempt")
+    assert status_of(apiserver, "sandboxruns", "run-retry")["attempt"] == 2
+    set_pod_status(apiserver, "run-retry-a2", {"phase": "Failed", "initContainerStatuses": [finished("fetch", 1, "still down")]})
+    status = wait_for(lambda: (s := status_of(apiserver, "sandboxruns", "run-retry")).get("phase") == "Failed" and s)
+    assert (status["outcome"], status["reason"]) == ("error", "FetchFailed")
+    assert "run-retry-a3" not in apiserver.objects("v1/pods", NAMESPACE)
+
+
+def test_invalid_spec_fails_the_run_without_a_pod(apiserver: ApiServer, operator: Any) -> None:
+    create(apiserver, "sandboxruns", sandbox_run("run-bad", command=[]))
+    status = wait_for(lambda: (s := status_of(apiserver, "sandboxruns", "run-bad")).get("phase") and s)
+    assert (status["phase"], status["reason"]) == ("Failed", "invalid_spec")
+    assert not any(name.startswith("run-bad") for name in apiserver.objects("v1/pods", NAMESPACE))
+
+
+def test_namespace_quota_queues_runs(apiserver: ApiServer, operator: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(operator_settings_of(), "max_active_runs_per_namespace", 1)
+    monkeypatch.setattr(operator_settings_of(), "queue_retry_s", 0.3)
+    create(apiserver, "sandboxruns", sandbox_run("run-q1"))
+    wait_for(lambda: "run-q1-a1" in apiserver.objects("v1/pods", NAMESPACE), what="first pod")
+    create(apiserver, "sandboxruns", sandbox_run("run-q2"))
+    wait_for(lambda: status_of(apiserver, "sandboxruns", "run-q2").get("phase") == "Queued", what="queued")
+    assert "run-q2-a1" not in apiserver.objects("v1/pods", NAMESPACE)
+    set_pod_status(apiserver, "run-q1-a1", pod_finished(0))
+    wait_for(lambda: "run-q2-a1" in apiserver.objects("v1/pods", NAMESPACE), 20, what="queued run starts")
+
+
+def operator_settings_of() -> Any:
+    from skillgym_operator import handlers
+
+    return handlers.SETTINGS
+
+
+def test_deleting_a_run_removes_its_pod_and_policy(apiserver: ApiServer, operator: Any) -> None:
+    create(apiserver, "sandboxruns", sandbox_run("run-del"))
+    wait_for(lambda: "run-del-a1" in apiserver.objects("v1/pods", NAMESPACE), what="pod")
+    wait_for(lambda: "run-del-sandbox" in apiserver.objects("networking.k8s.io/v1/networkpolicies", NAMESPACE))
+    kubernetes.client.CustomObjectsApi(apiserver.api_client).delete_namespaced_custom_object(
+        GROUP, VERSION, NAMESPACE, "sandboxruns", "run-del"
+    )
+    wait_for(lambda: "run-del" not in apiserver.objects(f"{GROUP}/{VERSION}/sandboxruns", NAMESPACE), what="gone")
+    assert "run-del-a1" not in apiserver.objects("v1/pods", NAMESPACE)
+    assert "run-del-sandbox" not in apiserver.objects("networking.k8s.io/v1/networkpolicies", NAMESPACE)
+
+
+def training_job(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "TrainingJob",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "datasetKey": "datasets/d1/train.jsonl",
+            "baseModel": "HuggingFaceTB/SmolLM2-135M-Instruct",
+            "trainerConfig": {"learning_rate": 2e-5, "epochs": 1},
+            "deepspeedConfig": {"zero_optimization": {"stage": 2}},
+            "gpus": 4,
+            "nodes": 2,
+        },
+    }
+
+
+def test_training_job_yields_indexed_gpu_job_and_tracks_it(apiserver: ApiServer, operator: Any) -> None:
+    create(apiserver, "trainingjobs", training_job("sft-1"))
+    job = wait_for(lambda: apiserver.objects("batch/v1/jobs", NAMESPACE).get("sft-1"), what="job")
+    spec = job["spec"]
+    assert (spec["completionMode"], spec["completions"], spec["parallelism"]) == ("Indexed", 2, 2)
+    pod = spec["template"]["spec"]
+    assert pod["subdomain"] == "sft-1-workers"
+    container = pod["containers"][0]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 4
+    command = container["command"]
+    assert command[0] == "torchrun" and "--nnodes=2" in command and "--nproc-per-node=4" in command
+    assert "--rdzv-endpoint=sft-1-0.sft-1-workers:29500" in command and "--resume" in command
+    service = apiserver.objects("v1/services", NAMESPACE)["sft-1-workers"]
+    assert service["spec"]["clusterIP"] == "None"
+    config = apiserver.objects("v1/configmaps", NAMESPACE)["sft-1-config"]
+    assert '"stage": 2' in config["data"]["deepspeed.json"]
+
+    batch = kubernetes.client.BatchV1Api(apiserver.api_client)
+    batch.patch_namespaced_job_status("sft-1", NAMESPACE, {"status": {"active": 2}})
+    wait_for(lambda: status_of(apiserver, "trainingjobs", "sft-1").get("phase") == "Running", what="running")
+    batch.patch_namespaced_job_status(
+        "sft-1", NAMESPACE, {"status": {"active": 0, "succeeded": 2, "conditions": [{"type": "Complete", "status": "True"}]}}
+    )
+    wait_for(lambda: status_of(apiserver, "trainingjobs", "sft-1").get("phase") == "Succeeded", what="succeeded")
+
+    kubernetes.client.CustomObjectsApi(apiserver.api_client).delete_namespaced_custom_object(
+        GROUP, VERSION, NAMESPACE, "trainingjobs", "sft-1"
+    )
+    wait_for(lambda: "sft-1" not in apiserver.objects("batch/v1/jobs", NAMESPACE), what="job cleanup")
+    assert "sft-1-workers" not in apiserver.objects("v1/services", NAMESPACE)

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from skillgym_builder import BuilderService
+from skillgym_core import keys
+from skillgym_core.contracts.events import EnvFeedback, EnvReviewed
+from skillgym_core.store.base import get_json
+from skillgym_reviewer import ReviewerService
+
+from tests.builder.skills import FIXTURES, make_context, put_skill, wrap
+
+
+def test_built_task_is_reviewed_in_the_sandbox_and_approved(tmp_path: Path) -> None:
+    ctx = make_context(tmp_path)
+    built = BuilderService(ctx).handle(wrap(put_skill(ctx.store, FIXTURES / "csv-cleanup")))[0]
+    outputs = ReviewerService(ctx).handle(wrap(built))
+    assert [type(o) for o in outputs] == [EnvReviewed]
+    reviewed = outputs[0]
+    assert isinstance(reviewed, EnvReviewed)
+    assert reviewed.approved, reviewed.reasons
+    report = get_json(ctx.store, keys.task_review(built.task_id))
+    assert report["approved"] is True
+    gates = {gate["gate"]: gate for gate in report["gates"]}
+    assert gates["validity"]["details"]["initial_reward"] == 0.0
+    assert gates["validity"]["details"]["solved_reward"] == 1.0
+    assert isinstance(outputs[0], EnvReviewed) and not any(isinstance(o, EnvFeedback) for o in outputs)

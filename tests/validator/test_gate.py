@@ -1,0 +1,90 @@
+"""The validity gate on real task directories in the real sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from skillgym_core.sandbox.local import LocalSandbox
+from skillgym_core.taskrun import TaskRunner
+from skillgym_validator.gate import ValidityGate
+from skillgym_validator.settings import ValidatorSettings
+from skillgym_validator.validation import summarize, validate_task_dirs
+
+from tests.validator.tasks import make_task
+
+ALWAYS_PASS = "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"
+NEVER_PASS = "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n"
+# passes a correct answer only on a coin flip from the kernel's entropy pool
+FLAKY = (
+    "#!/bin/bash\ncoin=$(( $(od -An -N1 -tu1 /dev/urandom) % 2 ))\n"
+    'if [ "$(cat /app/answer.txt 2>/dev/null)" = 7 ] && [ $coin = 0 ]; then r=1; else r=0; fi\n'
+    "echo $r > /logs/verifier/reward.txt\n"
+)
+
+
+@pytest.fixture(scope="module")
+def runner() -> TaskRunner:
+    return TaskRunner(LocalSandbox())
+
+
+def test_good_task_is_valid_with_all_runs_logged(runner: TaskRunner, tmp_path: Path) -> None:
+    task = make_task(tmp_path / "task")
+    report = ValidityGate(runner).check(task, tmp_path)
+    assert report.valid and report.reasons == []
+    assert [(r.phase, r.passed) for r in report.runs] == [("nop", False), ("oracle", True), ("oracle", True)]
+    oracle = report.to_dict()["runs"][1]
+    assert oracle["solution"]["outcome"] == "ok" and oracle["verifier"]["reward"] == 1.0
+
+
+def test_always_pass_verifier_is_rejected(runner: TaskRunner, tmp_path: Path) -> None:
+    report = ValidityGate(runner).check(make_task(tmp_path / "task", test_sh=ALWAYS_PASS), tmp_path)
+    assert not report.valid and report.reasons == ["nop_passes"]
+
+
+def test_never_pass_verifier_is_rejected(runner: TaskRunner, tmp_path: Path) -> None:
+    report = ValidityGate(runner).check(make_task(tmp_path / "task", test_sh=NEVER_PASS), tmp_path)
+    assert not report.valid and report.reasons == ["oracle_fails: verifier_rejected"]
+
+
+def test_flaky_verifier_is_rejected(runner: TaskRunner, tmp_path: Path) -> None:
+    # 20 oracle runs agree by chance with probability 2**-19
+    report = ValidityGate(runner, oracle_runs=20).check(make_task(tmp_path / "task", test_sh=FLAKY), tmp_path)
+    assert not report.valid and report.reasons == ["flaky_verifier"]
+
+
+def test_broken_solution_and_slow_verifier(runner: TaskRunner, tmp_path: Path) -> None:
+    slow = make_task(tmp_path / "slow", test_sh="#!/bin/bash\nsleep 30\n", verifier_timeout_s=1)
+    report = ValidityGate(runner, oracle_runs=1).check(slow, tmp_path)
+    assert "nop_verifier_timeout" in report.reasons and "oracle_fails: verifier_timeout" in report.reasons
+    hang = make_task(tmp_path / "hang", solve_sh="#!/bin/bash\nsleep 30\n", agent_timeout_s=1)
+    report = ValidityGate(runner, oracle_runs=1).check(hang, tmp_path)
+    assert report.reasons == ["oracle_solution_timeout"]
+
+
+def test_invalid_layout_is_reported(runner: TaskRunner, tmp_path: Path) -> None:
+    task = make_task(tmp_path / "task")
+    (task.root / "solution" / "solve.sh").unlink()
+    (task.root / "environment" / "Dockerfile").unlink()
+    report = ValidityGate(runner).check(task, tmp_path)
+    assert not report.valid and report.runs == []
+    assert set(report.reasons) == {
+        "invalid_layout: missing environment/Dockerfile",
+        "invalid_layout: missing solution/solve.sh",
+    }
+
+
+def test_validate_task_dirs_batch_goes_on_after_bad_input(tmp_path: Path) -> None:
+    good = make_task(tmp_path / "good")
+    bad = make_task(tmp_path / "bad", test_sh=ALWAYS_PASS)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "task.toml").write_text("not = [valid")
+    records = validate_task_dirs([good.root, broken, bad.root, tmp_path / "missing"], ValidatorSettings())
+    assert [r["valid"] for r in records] == [True, False, False, False]
+    assert records[0]["label"] == "verifier-passed" and records[0]["timings"]["gate_s"] > 0
+    assert records[1]["reasons"] == ["error: task_format"]
+    assert records[2]["reasons"] == ["nop_passes"] and records[2]["label"] == "unlabelled"
+    assert records[3]["reasons"][0].startswith("error: ")
+    summary = summarize(records)
+    assert summary["valid"] == 1 and summary["mcnemar"] is None
