@@ -39,11 +39,9 @@ RESULTS = ROOT / "benchmarks" / "results" / "sandbox_bench.json"
 ALL_LIMITS = Limits(wall_s=60, cpu_s=30, cpus=1.0, memory_mb=512, pids=128, output_bytes=1_000_000, file_size_mb=64)
 
 
-def _methods(workspace: Path) -> dict[str, Callable[[], None]]:
+def _methods(workspace: Path) -> dict[str, Callable[[], object]]:
     mounts = [Mount(workspace, "/app", writable=True)]
-    argv = bwrap.build_argv(
-        ["true"], mounts=mounts, workdir="/app", env=None, limits=ALL_LIMITS, info_fd=0, block_fd=0
-    )
+    argv = bwrap.build_argv(["true"], mounts=mounts, workdir="/app", env=None, limits=ALL_LIMITS, info_fd=0, block_fd=0)
     start = argv.index("--info-fd")
     del argv[start : start + 4]
     memory = ALL_LIMITS.memory_mb * 1024 * 1024
@@ -58,7 +56,7 @@ def _methods(workspace: Path) -> dict[str, Callable[[], None]]:
         if result.outcome is not Outcome.OK or result.exit_code != 0:
             raise RuntimeError(f"sandbox run failed: {result}")
 
-    methods: dict[str, Callable[[], None]] = {
+    methods: dict[str, Callable[[], object]] = {
         "subprocess_true": lambda: subprocess.run(["true"], check=True),
         "bwrap_chain": lambda: subprocess.run(chain, check=True, capture_output=True),
         "local_sandbox_all_limits": ours,
@@ -77,7 +75,7 @@ def measure(runs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="sandbox-bench-") as scratch:
         methods = _methods(Path(scratch))
         samples: dict[str, list[float]] = {name: [] for name in methods}
-        for name, method in methods.items():  # warm caches
+        for method in methods.values():  # warm caches
             for _ in range(3):
                 method()
         for _ in range(runs):
@@ -110,7 +108,11 @@ def main() -> None:
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("median_ms", "ratio_local_sandbox_to_bwrap_chain", "meets_targets")}, indent=2))
+    print(
+        json.dumps(
+            {k: result[k] for k in ("median_ms", "ratio_local_sandbox_to_bwrap_chain", "meets_targets")}, indent=2
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -29,11 +29,12 @@ for extra in ("shared", "services/validator", "."):
         sys.path.insert(0, str(ROOT / extra))
 
 from skillgym_core.contracts.task import TaskDir  # noqa: E402
-from skillgym_core.sandbox import bwrap  # noqa: E402
+from skillgym_core.sandbox import bwrap, janitor  # noqa: E402
 from skillgym_core.sandbox.base import Limits, Mount  # noqa: E402
 from skillgym_core.sandbox.local import LocalSandbox  # noqa: E402
 from skillgym_core.taskrun import TaskRunner, read_reward  # noqa: E402
 from skillgym_validator.gate import ValidityGate  # noqa: E402
+
 from tests.validator.tasks import make_task  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "validation_bench.json"
@@ -56,7 +57,11 @@ def naive_validation(task: TaskDir, scratch: Path) -> bool:
         workspace = Path(tempfile.mkdtemp(dir=scratch))
         shutil.copytree(task.workspace, workspace, dirs_exist_ok=True)
         if solve:
-            _chain(["bash", "/solution/solve.sh"], [Mount(workspace, "/app", True), Mount(task.solution, "/solution")], limits)
+            _chain(
+                ["bash", "/solution/solve.sh"],
+                [Mount(workspace, "/app", True), Mount(task.solution, "/solution")],
+                limits,
+            )
         trusted, logs = Path(tempfile.mkdtemp(dir=scratch)), Path(tempfile.mkdtemp(dir=scratch))
         shutil.copytree(workspace, trusted, dirs_exist_ok=True)
         (logs / "verifier").mkdir()
@@ -73,6 +78,7 @@ def rate(label: str, validate: Any, tasks: list[TaskDir], scratch: Path) -> dict
     validate(tasks[0], scratch)
     started = time.perf_counter()
     valid = sum(1 for task in tasks if validate(task, scratch))
+    janitor.wait_idle()  # background cleanup counts too
     seconds = time.perf_counter() - started
     return {
         "method": label,

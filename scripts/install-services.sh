@@ -8,7 +8,7 @@
 #
 # Environment:
 #   SKILLGYM_S3_SERVER=auto|minio|seaweedfs   which S3 server to install (default: auto)
-#   MINIO_BUILD_TIMEOUT=SECONDS               give up building MinIO after this long (default: 1200)
+#   MINIO_BUILD_TIMEOUT=SECONDS               give up building MinIO after this long (default: 900)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +20,7 @@ MINIO_MODULE="github.com/minio/minio"
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
 SEAWEEDFS_VERSION="4.48"
 S3_SERVER="${SKILLGYM_S3_SERVER:-auto}"
-MINIO_BUILD_TIMEOUT="${MINIO_BUILD_TIMEOUT:-1200}"
+MINIO_BUILD_TIMEOUT="${MINIO_BUILD_TIMEOUT:-900}"
 
 log() { printf '[install-services] %s\n' "$*"; }
 die() {
@@ -45,8 +45,9 @@ install_kafka() {
     start=$(date +%s)
     log "kafka: resolving jars with Maven from $POM ..."
     rm -rf "$dir/libs.new"
-    mvn -q -B -Dstyle.color=never -f "$POM" dependency:copy-dependencies -DincludeScope=runtime \
-        -DoutputDirectory="$dir/libs.new" ||
+    # (Maven 3.8 prints bare colour-reset codes even in batch mode: strip them)
+    mvn -q -B -f "$POM" dependency:copy-dependencies -DincludeScope=runtime \
+        -DoutputDirectory="$dir/libs.new" 2>&1 | sed 's/\x1b\[0m//g' ||
         die "kafka: 'mvn dependency:copy-dependencies' failed (is Maven Central reachable?)"
     compgen -G "$dir/libs.new/kafka_2.13-*.jar" >/dev/null || die "kafka: Maven copied no kafka_2.13 jar"
     rm -rf "$dir/libs"
@@ -69,7 +70,7 @@ install_minio() {
     gobin="$DEST/bin/.minio-build"
     rm -rf "$gobin"
     log "s3: building MinIO $MINIO_VERSION with 'go install' (several minutes on 2 cores) ..."
-    if ! GOBIN="$gobin" CGO_ENABLED=0 GOFLAGS=-mod=mod timeout "$MINIO_BUILD_TIMEOUT" \
+    if ! GOBIN="$gobin" CGO_ENABLED=0 timeout "$MINIO_BUILD_TIMEOUT" \
         go install -trimpath "$MINIO_MODULE@$MINIO_VERSION"; then
         log "s3: building MinIO failed or took longer than ${MINIO_BUILD_TIMEOUT}s"
         rm -rf "$gobin"

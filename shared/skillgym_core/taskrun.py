@@ -19,8 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillgym_core.contracts.task import AGENT_WORKDIR, TaskDir
+from skillgym_core.contracts.task import AGENT_WORKDIR, TaskConfig, TaskDir
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, Sandbox, SandboxResult
+from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.sandbox.workspace import (
     WorkspaceError,
     read_regular_file,
@@ -112,6 +113,19 @@ class TaskRunner:
         self.pass_threshold = pass_threshold
         self.max_workspace_bytes = max_workspace_bytes
         self.max_workspace_files = max_workspace_files
+        self._configs: dict[Path, tuple[tuple[int, int], TaskConfig]] = {}
+
+    def config(self, task: TaskDir) -> TaskConfig:
+        """``task.config()``, parsed once per version of ``task.toml``."""
+        info = task.config_path.stat()
+        version = (info.st_mtime_ns, info.st_size)
+        cached = self._configs.get(task.config_path)
+        if cached is None or cached[0] != version:
+            if len(self._configs) > 256:
+                self._configs.clear()
+            cached = (version, task.config())
+            self._configs[task.config_path] = cached
+        return cached[1]
 
     def _copy(self, src: Path, dst: Path) -> list[str]:
         report = safe_copy_tree(src, dst, max_bytes=self.max_workspace_bytes, max_files=self.max_workspace_files)
@@ -124,11 +138,11 @@ class TaskRunner:
         return workspace
 
     def _limits(self, task: TaskDir, timeout_s: float) -> Limits:
-        env = task.config().environment
+        env = self.config(task).environment
         return Limits(wall_s=timeout_s, memory_mb=env.memory_mb or 2048, cpus=float(env.cpus) if env.cpus else None)
 
     def run_solution(self, task: TaskDir, workspace: Path) -> SandboxResult:
-        timeout = task.config().agent.timeout_sec
+        timeout = self.config(task).agent.timeout_sec
         return self.sandbox.run(
             ["bash", "/solution/solve.sh"],
             mounts=[
@@ -165,7 +179,7 @@ class TaskRunner:
     def tampered_inputs(self, task: TaskDir, workspace: Path) -> list[str]:
         """Protected inputs that are missing, not regular files, or changed."""
         tampered = []
-        for item in task.config().metadata.protected_inputs:
+        for item in self.config(task).metadata.protected_inputs:
             try:
                 path = resolve_inside(workspace, item.path)
             except WorkspaceError:
@@ -177,17 +191,18 @@ class TaskRunner:
 
     def verify(self, task: TaskDir, workspace: Path, *, keep_logs: Path | None = None) -> VerifierOutcome:
         """Grade ``workspace`` with the task's trusted tests; ``keep_logs`` receives /logs/verifier."""
-        config = task.config()
+        config = self.config(task)
         if not (task.tests / "test.sh").is_file():
             return VerifierOutcome.failed("tests_missing")
         tampered = self.tampered_inputs(task, workspace)
-        with tempfile.TemporaryDirectory(prefix="verify-") as scratch:
-            trusted = Path(scratch) / "app"
+        scratch = Path(tempfile.mkdtemp(prefix="verify-"))
+        try:
+            trusted = scratch / "app"
             try:
                 skipped = self._copy(workspace, trusted)
             except WorkspaceError as exc:
                 return VerifierOutcome.failed(exc.reason, tampered=tampered)
-            logs = Path(scratch) / "logs"
+            logs = scratch / "logs"
             (logs / "verifier").mkdir(parents=True)
             result = self.sandbox.run(
                 ["bash", "/tests/test.sh"],
@@ -203,6 +218,8 @@ class TaskRunner:
             parsed = read_reward(logs / "verifier")
             if keep_logs is not None:
                 self._keep(logs / "verifier", keep_logs)
+        finally:
+            discard_tree(scratch)
         if tampered:
             return VerifierOutcome.failed("tampered_inputs", result, tampered=tampered, skipped_files=skipped)
         if result.outcome is not Outcome.OK:

@@ -54,3 +54,12 @@ def write_skill(
         else:
             target.write_text(data)
     return root
+
+
+def analyze(parent: Path, folder: str = "csv-report", **kwargs: object):  # type: ignore[no-untyped-def]
+    """Write a skill and return its analysed SkillRecord (no corpus-level dedup)."""
+    from skillgym_ingest.analyze import analyze_path
+    from skillgym_ingest.settings import IngestSettings
+
+    root = write_skill(parent, folder, **kwargs)  # type: ignore[arg-type]
+    return analyze_path(root, str(root), IngestSettings(workers=1)).record

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from skillgym_core.atif_validate import validate_trajectory
 from skillgym_sampler.convert import claude_session_to_atif, codex_rollout_to_atif, miniswe_to_atif
 from skillgym_sampler.convert.claude import read_jsonl

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from skillgym_core.atif_validate import validate_trajectory
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.atif import Trajectory, VerificationRecord
 from skillgym_core.contracts.events import TrajectoryVerified
 from skillgym_core.store.base import get_json
 from skillgym_sampler import SamplerService, SamplerSettings
+
 from tests.sampler.tasks import SKILL_NAME, publish_task
 from tests.support.scripted_llm import Rules, ScriptedLLMServer, assistant, bash
 

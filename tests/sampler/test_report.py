@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tiktoken
-
 from skillgym_core import keys
 from skillgym_core.contracts.atif import Metrics, ObservationResult, ToolCall, VerificationRecord
 from skillgym_core.store.base import put_json

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import atexit
 import base64
+import ctypes
 import json
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.parse
@@ -142,6 +145,12 @@ def _stop_leftovers() -> None:
         service.stop(timeout=5)
 
 
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when the test process dies, so no server outlives a killed run."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def _spawn(
     name: str, workdir: Path, argv: Sequence[str], env: Mapping[str, str] | None = None
 ) -> tuple[Popen[bytes], Path]:
@@ -150,7 +159,14 @@ def _spawn(
         try:
             full_env = {**os.environ, **(env or {})}
             process = Popen(
-                argv, cwd=workdir, stdin=DEVNULL, stdout=log, stderr=STDOUT, env=full_env, start_new_session=True
+                argv,
+                cwd=workdir,
+                stdin=DEVNULL,
+                stdout=log,
+                stderr=STDOUT,
+                env=full_env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         except OSError as exc:
             raise ServiceStartError(name, f"cannot execute {argv[0]}: {exc}", log_path) from exc

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -145,9 +146,33 @@ def test_validator_service_handles_reviewed_events(llm: ScriptedLLMServer, tmp_p
     assert isinstance(ok, EnvValidated) and ok.valid and ok.label == "skill-dep" and ok.category == "testing"
     report = get_json(store, task_validation("task-good"))
     assert report["contrast"]["r_plus"] == 1.0 and report["contrast"]["r_minus"] == 0.0
+    transcript = report["contrast"]["runs"][0]["transcript"]
+    assert [m["role"] for m in transcript] == ["system", "user", "assistant", "tool", "assistant"]
+    assert transcript[3]["content"].startswith("exit_code: 0 (ok)")
     assert ok.report_key is not None and json.loads(store.get_bytes(ok.report_key))["valid"] is True
 
     [rejected] = service.handle(reviewed("bad", approved=True))
     assert isinstance(rejected, EnvValidated)
     assert not rejected.valid and rejected.reasons == ["nop_passes"] and rejected.label == "unlabelled"
     assert get_json(store, task_validation("task-bad"))["gate"]["runs"][0]["verifier"]["passed"] is True
+
+
+def test_settings_read_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLGYM_VALIDATOR_BASELINE_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("SKILLGYM_VALIDATOR_BASELINE_RUNS", "3")
+    monkeypatch.setenv("SKILLGYM_VALIDATOR_SKILL_DEP_MIN_WITH", "0.6")
+    settings = ValidatorSettings()
+    assert settings.baseline_base_url == "http://127.0.0.1:9/v1" and settings.baseline_runs == 3
+    assert settings.skill_dep_min_with == 0.6 and settings.skill_dep_max_without == 0.0
+
+
+def test_unreachable_baseline_is_a_typed_error_and_the_batch_goes_on(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    task = make_task(tmp_path / "task")
+    settings = ValidatorSettings(
+        baseline_base_url=f"http://127.0.0.1:{port}/v1", baseline_request_timeout_s=2, oracle_runs=1
+    )
+    records = validate_task_dirs([task.root, task.root], settings)
+    assert [r["reasons"] for r in records] == [["error: baseline_endpoint"]] * 2

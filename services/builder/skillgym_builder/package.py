@@ -31,7 +31,7 @@ SKILLS_TARGET = "/skills"
 class BuildInfo:
     revision: int = 0
     parent_task_id: str | None = None
-    builder: str = "template"
+    builder: str = "auto"  # "llm" | "template" once built; "auto" = LLM when configured
     patterns: tuple[str, ...] = ()
     extra: dict[str, Any] | None = None
 
@@ -75,7 +75,8 @@ def write_task(
     (env / "Dockerfile").write_text(dockerfile(spec))
     shutil.copytree(card.root, task.skills / card.dir_name, symlinks=False, ignore_dangling_symlinks=True)
     _write(task.tests, output.tests)
-    solution = {"solve.sh": solve_script(output.solution_steps).encode(), **output.solution_files}
+    script = output.solve_script if output.solve_script is not None else solve_script(output.solution_steps)
+    solution = {**output.solution_files, "solve.sh": script.encode()}
     for name, steps in output.alternatives.items():
         solution[f"alternatives/{name}.sh"] = solve_script(steps).encode()
     _write(task.solution, solution)

@@ -130,8 +130,8 @@ def normalized_hash(content: SkillContent) -> str:
 
 
 def _normalize(text: str) -> bytes:
-    lines = (_WS.sub(" ", line).strip() for line in text.lower().split("\n"))
-    return "\n".join(line for line in lines if line).encode()
+    lines = _WS.sub(" ", text.lower()).split("\n")
+    return "\n".join(stripped for line in lines if (stripped := line.strip())).encode()
 
 
 def tree_hash(files: list[LoadedFile]) -> str:

@@ -36,9 +36,15 @@ for _lo, _hi in ((48, 58), (65, 91), (97, 123), (128, 256)):
 _IS_WORD[95] = True
 _LOWER = np.arange(256, dtype=np.uint64)
 _LOWER[65:91] += 32
-with np.errstate(over="ignore"):
-    _POWERS = np.cumprod(np.full(_MAX_BYTES, _P, dtype=np.uint64)) // np.uint64(_P)
-    _INVERSE_POWERS = np.cumprod(np.full(_MAX_BYTES, pow(_P, -1, 1 << 64), dtype=np.uint64)) * np.uint64(_P)
+
+
+def _powers(base: int, count: int) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return np.concatenate(([np.uint64(1)], np.cumprod(np.full(count - 1, base, dtype=np.uint64))))
+
+
+_POWERS = _powers(_P, _MAX_BYTES)
+_INVERSE_POWERS = _powers(pow(_P, -1, 1 << 64), _MAX_BYTES)
 
 
 def word_hashes(text: str) -> np.ndarray:

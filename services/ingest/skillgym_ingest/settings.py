@@ -39,8 +39,8 @@ class IngestSettings(CommonSettings):
     dedup: bool = True
     minhash_perms: int = Field(128, ge=16)
     minhash_bands: int = Field(32, ge=1)
-    shingle_size: int = Field(5, ge=1)
-    near_dup_threshold: float = Field(0.7, gt=0, le=1)
+    shingle_size: int = Field(3, ge=1)
+    near_dup_threshold: float = Field(0.5, gt=0, le=1)
 
     # Taxonomy.
     taxonomy_path: Path | None = None

@@ -16,11 +16,13 @@ from skillgym_core.context import ServiceContext
 from skillgym_core.contracts import topics
 from skillgym_core.contracts.events import EnvBuilt, Envelope, EnvFeedback, EnvReviewed, Payload
 from skillgym_core.contracts.task import TaskConfig, TaskDir
+from skillgym_core.llm import LLMClient, LLMSettings
 from skillgym_core.store.base import put_json
 from skillgym_core.taskrun import TaskRunner
 
 from skillgym_reviewer.gates.conformance import conformance_gate
-from skillgym_reviewer.gates.quality import QualityGates
+from skillgym_reviewer.gates.llm_review import LLMReviewGate
+from skillgym_reviewer.gates.quality import ExtraGate, QualityGates
 from skillgym_reviewer.gates.validity import run_validity
 from skillgym_reviewer.report import GateResult, ReviewReport
 from skillgym_reviewer.settings import ReviewerSettings
@@ -40,7 +42,19 @@ class ReviewerService:
         self.ctx = ctx
         self.settings = settings or ReviewerSettings()
         self.runner = TaskRunner(ctx.sandbox)
-        self.quality = QualityGates(self.runner, self.settings)
+        extra: list[ExtraGate] = []
+        if self.settings.reviewer_llm_base_url:
+            client = LLMClient(
+                LLMSettings(
+                    base_url=self.settings.reviewer_llm_base_url,
+                    model=self.settings.reviewer_llm_model,
+                    api_key=self.settings.reviewer_llm_api_key,
+                    timeout_s=self.settings.reviewer_llm_timeout_s,
+                ),
+                role="reviewer",
+            )
+            extra.append(LLMReviewGate(client))
+        self.quality = QualityGates(self.runner, self.settings, extra)
 
     def handle(self, event: Envelope) -> Sequence[Payload]:
         payload = event.payload

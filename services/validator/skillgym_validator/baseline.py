@@ -4,7 +4,6 @@ run in the task's sandbox. It is a yardstick, not a product: a plain loop, no pl
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 import httpx
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.sandbox.base import SandboxResult
+from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner
 
 from skillgym_validator.errors import BaselineEndpointError
@@ -156,7 +156,7 @@ class BaselineAgent:
                     messages.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": output})
             verdict = self.runner.verify(task, workspace)
         finally:
-            shutil.rmtree(workspace, ignore_errors=True)
+            discard_tree(workspace)
         return AgentRun(
             with_skill=with_skill,
             passed=verdict.passed,

@@ -45,12 +45,12 @@ class ContrastResult:
     def solved_without(self) -> bool:
         return self.r_minus >= 0.5
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, include_transcripts: bool = False) -> dict[str, Any]:
         return {
             "r_plus": self.r_plus,
             "r_minus": self.r_minus,
             "label": self.label,
-            "runs": [run.to_dict() for run in self.runs],
+            "runs": [run.to_dict(include_transcript=include_transcripts) for run in self.runs],
         }
 
 

@@ -6,7 +6,6 @@ rejected task can be debugged from its report alone."""
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from skillgym_core.contracts.task import TaskDir
 from skillgym_core.errors import TaskFormatError
 from skillgym_core.metrics import GATE_OUTCOMES
 from skillgym_core.sandbox.base import SandboxResult
+from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.taskrun import TaskRunner, VerifierOutcome
 
 # A nop run may end without a reward file (the verifier found nothing to grade): that is
@@ -96,7 +96,7 @@ class ValidityGate:
         started = time.monotonic()
         workspace = self.runner.fresh_workspace(task, scratch)
         verdict = self.runner.verify(task, workspace)
-        shutil.rmtree(workspace, ignore_errors=True)
+        discard_tree(workspace)
         return GateRun("nop", index, _verifier_record(verdict, self.tail), seconds=time.monotonic() - started)
 
     def _oracle(self, task: TaskDir, scratch: Path, index: int) -> GateRun:
@@ -104,7 +104,7 @@ class ValidityGate:
         workspace = self.runner.fresh_workspace(task, scratch)
         solution = self.runner.run_solution(task, workspace)
         verdict = self.runner.verify(task, workspace)
-        shutil.rmtree(workspace, ignore_errors=True)
+        discard_tree(workspace)
         return GateRun(
             "oracle",
             index,
@@ -122,9 +122,12 @@ class ValidityGate:
             report = GateReport(False, [f"invalid_layout: {p}" for p in problems])
             GATE_OUTCOMES.labels("layout", "fail", "invalid_layout").inc()
             return report
-        with tempfile.TemporaryDirectory(prefix="gate-", dir=scratch) as tmp:
-            runs = [self._nop(task, Path(tmp), i) for i in range(self.nop_runs)]
-            runs += [self._oracle(task, Path(tmp), i) for i in range(self.oracle_runs)]
+        tmp = Path(tempfile.mkdtemp(prefix="gate-", dir=scratch))
+        try:
+            runs = [self._nop(task, tmp, i) for i in range(self.nop_runs)]
+            runs += [self._oracle(task, tmp, i) for i in range(self.oracle_runs)]
+        finally:
+            discard_tree(tmp)
         reasons = self._judge(runs)
         report = GateReport(not reasons, reasons, runs, time.monotonic() - started)
         return report

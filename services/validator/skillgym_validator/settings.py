@@ -37,6 +37,9 @@ class ValidatorSettings(CommonSettings):
     baseline_step_timeout_s: float = _validator("baseline_step_timeout_s", 120.0, gt=0)
     baseline_request_timeout_s: float = _validator("baseline_request_timeout_s", 120.0, gt=0)
     baseline_temperature: float = _validator("baseline_temperature", 0.0, ge=0)
+    baseline_keep_transcripts: bool = _validator(
+        "baseline_keep_transcripts", True, description="store each baseline run's messages in the report"
+    )
     skill_dep_min_with: float = _validator(
         "skill_dep_min_with", 1.0, ge=0, le=1, description="Skill-Dep needs pass rate with the skill >= this"
     )

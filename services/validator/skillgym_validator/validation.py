@@ -13,6 +13,7 @@ from typing import Any
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.errors import SkillGymError
 from skillgym_core.metrics import VALIDATION_LABELS, VALIDATION_SECONDS
+from skillgym_core.sandbox import janitor
 from skillgym_core.sandbox.base import Sandbox
 from skillgym_core.sandbox.factory import make_sandbox
 from skillgym_core.taskrun import TaskRunner
@@ -83,7 +84,7 @@ class Validator:
                 contrast_started = time.monotonic()
                 contrast = skill_contrast(agent, task, scratch, k=self.settings.baseline_runs, rule=self.rule)
                 contrast_seconds = time.monotonic() - contrast_started
-                record["contrast"] = contrast.to_dict()
+                record["contrast"] = contrast.to_dict(include_transcripts=self.settings.baseline_keep_transcripts)
                 record["label"] = contrast.label
         total = time.monotonic() - started
         record["timings"] = {
@@ -117,13 +118,14 @@ def validate_task_dirs(paths: Sequence[Path | str], settings: ValidatorSettings 
     validator = Validator(make_sandbox(settings), settings)
     records = []
     try:
-        with tempfile.TemporaryDirectory(prefix="skillgym-validate-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="skillgym-validate-", ignore_cleanup_errors=True) as scratch:
             for raw in paths:
                 path = Path(raw)
                 try:
                     records.append(validator.validate(TaskDir(path), Path(scratch)))
                 except (SkillGymError, OSError) as exc:
                     records.append(error_record(path, exc))
+            janitor.wait_idle()
     finally:
         validator.close()
     return records

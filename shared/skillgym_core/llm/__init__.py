@@ -1,5 +1,15 @@
 """A client for any OpenAI-compatible chat endpoint, configured per role."""
 
 from skillgym_core.llm.client import ChatResponse, LLMClient, LLMError, LLMSettings, ToolCallRequest, Usage
+from skillgym_core.llm.roles import ROLES, role_settings
 
-__all__ = ["ChatResponse", "LLMClient", "LLMError", "LLMSettings", "ToolCallRequest", "Usage"]
+__all__ = [
+    "ROLES",
+    "ChatResponse",
+    "LLMClient",
+    "LLMError",
+    "LLMSettings",
+    "ToolCallRequest",
+    "Usage",
+    "role_settings",
+]

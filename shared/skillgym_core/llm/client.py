@@ -8,6 +8,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -44,6 +45,15 @@ class Usage:
     cached_tokens: int = 0
     cost_usd: float = 0.0
     calls: int = 0
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
+            "cost_usd": round(self.cost_usd, 6),
+            "calls": self.calls,
+        }
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
@@ -90,8 +100,17 @@ def _parse_arguments(raw: str) -> dict[str, Any]:
 
 
 class LLMClient:
-    def __init__(self, settings: LLMSettings, *, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        transcript: Path | None = None,
+        role: str = "default",
+    ) -> None:
         self.settings = settings
+        self.role = role
+        self.transcript = transcript
         headers = {"Content-Type": "application/json"}
         key = settings.api_key.get_secret_value()
         if key:
@@ -101,8 +120,33 @@ class LLMClient:
         )
         self.usage = Usage()
 
+    @classmethod
+    def for_role(cls, role: str, *, transcript: Path | None = None) -> LLMClient | None:
+        """A client configured from ``SKILLGYM_<ROLE>_LLM_*``, or None when the role has no endpoint."""
+        from skillgym_core.llm.roles import role_settings
+
+        settings = role_settings(role)
+        return None if settings is None else cls(settings, transcript=transcript, role=role)
+
     def close(self) -> None:
         self._http.close()
+
+    def _record(self, body: dict[str, Any], data: dict[str, Any] | None, error: str | None, seconds: float) -> None:
+        """Append the exchange to the transcript (JSON lines). Headers, and so the key, are never
+        written; any occurrence of the key in the payload is masked."""
+        if self.transcript is None:
+            return
+        line = json.dumps(
+            {"role": self.role, "model": self.settings.model, "request": body, "response": data, "error": error,
+             "seconds": round(seconds, 4)},
+            default=str,
+        )
+        key = self.settings.api_key.get_secret_value()
+        if key:
+            line = line.replace(key, "***")
+        self.transcript.parent.mkdir(parents=True, exist_ok=True)
+        with self.transcript.open("a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
 
     def chat(
         self,
@@ -123,7 +167,13 @@ class LLMClient:
             body["max_tokens"] = self.settings.max_tokens
         if response_format:
             body["response_format"] = response_format
-        data = self._post_with_retries(body)
+        started = time.perf_counter()
+        try:
+            data = self._post_with_retries(body)
+        except LLMError as exc:
+            self._record(body, None, str(exc), time.perf_counter() - started)
+            raise
+        self._record(body, data, None, time.perf_counter() - started)
         return self._parse(data)
 
     def _post_with_retries(self, body: dict[str, Any]) -> dict[str, Any]:

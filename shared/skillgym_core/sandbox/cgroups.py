@@ -13,19 +13,18 @@ the caller never waits for the kernel to retire them."""
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import errno
 import itertools
 import os
-import queue
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from skillgym_core.sandbox import janitor
 
 CGROUP_MOUNT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
@@ -106,13 +105,17 @@ class RunCgroup:
     paths: dict[str, Path] = field(default_factory=dict)
 
     @classmethod
-    def create(cls, *, memory_mb: int | None, pids: int | None) -> RunCgroup:
-        """The run's cgroups with memory and pids limits; the CPU quota comes later
-        (:meth:`limit_cpus`) so the spawning thread is never throttled by it."""
+    def create(cls, *, memory_mb: int | None, pids: int | None, cpu_quota: bool = False) -> RunCgroup:
+        """The run's cgroups with memory and pids limits. The cpu controller (moving a thread
+        in and out of it costs about a millisecond) is joined only when ``cpu_quota``; the
+        quota itself comes later (:meth:`limit_cpus`) so the spawning thread is never
+        throttled by it."""
         name = f"{RUN_PREFIX}{os.getpid()}-{next(_run_counter)}"
         group = cls()
         try:
             for controller, parent in available_controllers().items():
+                if controller == "cpu" and not cpu_quota:
+                    continue
                 path = parent / name
                 path.mkdir()
                 group.paths[controller] = path
@@ -199,7 +202,8 @@ class RunCgroup:
         return pids
 
     def kill_all(self) -> None:
-        for pid in self.members():
+        # our own pid shows up while the spawning thread is inside; never kill ourselves
+        for pid in self.members() - {os.getpid()}:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
@@ -227,32 +231,4 @@ class RunCgroup:
     def release(self) -> None:
         """Kill what is left and remove the cgroups in the background."""
         self.kill_all()
-        _reaper().put(self)
-
-
-_reaper_queue: queue.Queue[RunCgroup] | None = None
-_reaper_lock = threading.Lock()
-
-
-def _reap(pending: queue.Queue[RunCgroup]) -> None:
-    while True:
-        pending.get().remove(timeout_s=10.0)
-        pending.task_done()
-
-
-def _reaper() -> queue.Queue[RunCgroup]:
-    global _reaper_queue
-    with _reaper_lock:
-        if _reaper_queue is None:
-            _reaper_queue = queue.Queue()
-            threading.Thread(target=_reap, args=(_reaper_queue,), name="cgroup-reaper", daemon=True).start()
-            atexit.register(_drain, _reaper_queue)
-        return _reaper_queue
-
-
-def _drain(pending: queue.Queue[RunCgroup]) -> None:
-    while True:
-        try:
-            pending.get_nowait().remove(timeout_s=1.0)
-        except queue.Empty:
-            return
+        janitor.later(self.remove)

@@ -213,7 +213,9 @@ class LocalSandbox:
                 info_fd=info_w, block_fd=block_r, extra_ro=self.extra_ro,
             )  # fmt: skip
             if self.use_cgroups and available_controllers():
-                cgroup = RunCgroup.create(memory_mb=limits.memory_mb, pids=limits.pids)
+                cgroup = RunCgroup.create(
+                    memory_mb=limits.memory_mb, pids=limits.pids, cpu_quota=limits.cpus is not None
+                )
             with cgroup.spawning() if cgroup is not None else contextlib.nullcontext():
                 proc = subprocess.Popen(
                     argv,

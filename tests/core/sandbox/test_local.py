@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from pathlib import Path
 
 import pytest
+from skillgym_core.metrics import SANDBOX_RUNS
 from skillgym_core.sandbox import Limits, Mount, Outcome, Sandbox
 from skillgym_core.sandbox.cgroups import available_controllers
 from skillgym_core.sandbox.local import LocalSandbox
@@ -210,3 +212,55 @@ def test_cpu_time_limit_kills(sandbox: LocalSandbox, workspace: Path) -> None:
     )
     assert result.outcome is Outcome.KILLED
     assert result.duration_s < 10
+
+
+def test_concurrent_runs_get_their_own_cgroups(sandbox: LocalSandbox, tmp_path: Path) -> None:
+    if not available_controllers():
+        pytest.skip("needs cgroup v1 controllers")
+    own_before = Path("/proc/thread-self/cgroup").read_text()
+    results: dict[int, str] = {}
+
+    def work(index: int) -> None:
+        ws = tmp_path / f"ws{index}"
+        ws.mkdir()
+        result = sandbox.run(["bash", "-c", "cat /proc/self/cgroup; sleep 0.2"], mounts=app(ws))
+        assert result.ok
+        results[index] = next(line for line in result.stdout.splitlines() if ":memory:" in line)
+        assert "skillgym-run-" not in Path("/proc/thread-self/cgroup").read_text()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(results.values())) == 4
+    assert all("skillgym-run-" in line for line in results.values())
+    assert Path("/proc/thread-self/cgroup").read_text() == own_before
+
+
+def test_runs_are_counted_in_metrics(sandbox: LocalSandbox, workspace: Path) -> None:
+    before = SANDBOX_RUNS.labels("local", "timeout")._value.get()
+    sandbox.run(["sleep", "5"], mounts=app(workspace), limits=Limits(wall_s=0.2))
+    assert SANDBOX_RUNS.labels("local", "timeout")._value.get() == before + 1
+
+
+def test_rlimit_fallback_without_cgroups(workspace: Path) -> None:
+    fallback = LocalSandbox(use_cgroups=False)
+    info = fallback.describe()
+    assert info["enforcement"]["memory"] == "rlimit_as" and info["cgroup_v1"] == {}
+    bomb = fallback.run(
+        ["python3", "-c", "x = bytearray(400 * 1024 * 1024)"], mounts=app(workspace), limits=Limits(memory_mb=128)
+    )
+    assert bomb.exit_code != 0 and "MemoryError" in bomb.stderr
+    spin = fallback.run(["python3", "-c", "while True: pass"], mounts=app(workspace), limits=Limits(cpu_s=1, wall_s=20))
+    assert spin.outcome is Outcome.KILLED and spin.detail["signal"] in ("SIGXCPU", "SIGKILL")
+    slow = fallback.run(["bash", "-c", "sleep 30 & sleep 30"], mounts=app(workspace), limits=Limits(wall_s=0.5))
+    assert slow.outcome is Outcome.TIMEOUT
+
+
+def test_file_size_limit(sandbox: LocalSandbox, workspace: Path) -> None:
+    result = sandbox.run(
+        ["bash", "-c", "head -c 3000000 /dev/zero > big.bin"], mounts=app(workspace), limits=Limits(file_size_mb=1)
+    )
+    assert result.outcome is Outcome.KILLED and result.detail["signal"] == "SIGXFSZ"
+    assert (workspace / "big.bin").stat().st_size <= 1024 * 1024

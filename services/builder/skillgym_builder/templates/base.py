@@ -67,6 +67,7 @@ class TemplateOutput:
     alternatives: dict[str, list[str]] = field(default_factory=dict)
     blueprint: Blueprint | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    solve_script: str | None = None  # a complete solve.sh, used instead of ``solution_steps``
 
 
 class Template(Protocol):

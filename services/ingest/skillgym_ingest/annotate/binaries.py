@@ -19,7 +19,6 @@ KNOWN_BINARIES_WORDS = (
     "tcpdump rg fd fzf hugo jekyll "
 )
 KNOWN_BINARIES = frozenset(KNOWN_BINARIES_WORDS.split())
-_FENCE = re.compile(r"^\s*(```|~~~)\s*([\w+-]*)")
 _SHELL_LANGS = frozenset({"", "bash", "sh", "shell", "zsh", "console", "shell-session", "terminal", "cmd"})
 _SPLIT = re.compile(r"\|\|?|&&|;|\$\(|`")
 _SUBPROCESS = re.compile(
@@ -45,35 +44,40 @@ def _command_words(line: str) -> list[str]:
     return words
 
 
+_BLOCK = re.compile(r"^[ \t]*(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*\1", re.M | re.S)
+_SCRIPT_SUFFIXES = frozenset({".py", ".js", ".ts", ".mjs", ".cjs", ".rb"})
+_SHELL_SUFFIXES = frozenset({".sh", ".bash", ".zsh", ".dockerfile", ".makefile"})
+
+
 def external_binaries(content: SkillContent) -> tuple[list[str], list[Evidence]]:
     found: dict[str, Evidence] = {}
 
-    def note(word: str, file: str, line: int, excerpt: str, rule: str) -> None:
-        if word in KNOWN_BINARIES and word not in found:
-            found[word] = Evidence(rule=rule, file=file, line=line, excerpt=excerpt.strip()[:200])
+    def shell_lines(path: str, text: str, first_line: int) -> None:
+        for number, line in enumerate(text.split("\n"), start=first_line):
+            for word in _command_words(line):
+                if word in KNOWN_BINARIES and word not in found:
+                    found[word] = Evidence(rule="runtime.binaries.shell_command", file=path, line=number,
+                                           excerpt=line.strip()[:200])
 
-    documents: list[tuple[str, str, int, bool]] = []
+    markdown: list[tuple[str, str, int]] = []
     if content.skill_md_path:
-        documents.append((content.skill_md_path, content.body, content.parsed.body_line, True))
+        markdown.append((content.skill_md_path, content.body, content.parsed.body_line))
     for text_file in content.text_files:
-        suffix = text_file.suffix
-        if suffix in {".md", ".mdx"}:
-            documents.append((text_file.path, text_file.text, 1, True))
-        elif suffix in {".sh", ".bash", ".zsh", ".dockerfile", ".makefile"}:
-            documents.append((text_file.path, text_file.text, 1, False))
-        elif suffix in {".py", ".js", ".ts", ".mjs", ".cjs", ".rb"}:
-            for number, line in enumerate(text_file.text.split("\n"), start=1):
-                if "(" in line:
-                    for match in _SUBPROCESS.finditer(line):
-                        note(match.group(1), text_file.path, number, line, "runtime.binaries.subprocess")
-    for path, text, offset, markdown in documents:
-        in_shell = not markdown
-        for number, line in enumerate(text.split("\n"), start=offset):
-            fence = _FENCE.match(line) if markdown else None
-            if fence:
-                in_shell = not in_shell and fence.group(2).lower() in _SHELL_LANGS
-                continue
-            if in_shell:
-                for word in _command_words(line):
-                    note(word, path, number, line, "runtime.binaries.shell_command")
+        if text_file.suffix in {".md", ".mdx"}:
+            markdown.append((text_file.path, text_file.text, 1))
+        elif text_file.suffix in _SHELL_SUFFIXES:
+            shell_lines(text_file.path, text_file.text, 1)
+        elif text_file.suffix in _SCRIPT_SUFFIXES and "(" in text_file.text:
+            for match in _SUBPROCESS.finditer(text_file.text):
+                word = match.group(1)
+                if word in KNOWN_BINARIES and word not in found:
+                    line = text_file.text.count("\n", 0, match.start()) + 1
+                    found[word] = Evidence(rule="runtime.binaries.subprocess", file=text_file.path, line=line,
+                                           excerpt=match.group(0)[:200])
+    for path, text, offset in markdown:
+        if "```" not in text and "~~~" not in text:
+            continue
+        for block in _BLOCK.finditer(text):
+            if block.group(2).lower() in _SHELL_LANGS:
+                shell_lines(path, block.group(3), offset + text.count("\n", 0, block.start(3)))
     return sorted(found), [found[name] for name in sorted(found)]

@@ -14,7 +14,7 @@ from skillgym_core.contracts.skill import Evidence
 from skillgym_ingest.content import SkillContent
 
 _PY_IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_][\w]*)[\w.]*\s+import\b|import\s+([A-Za-z_][\w., ]*))", re.M)
-_JS_IMPORT = re.compile(r"""(?:\brequire\(\s*['"]|\bfrom\s+['"]|\bimport\s+['"])(@?[\w.-]+(?:/[\w.-]+)?)""")
+_JS_IMPORT = re.compile(r"""(?:\brequire\(\s*['"]|\bfrom\s+['"]|\bimport\s+['"])(@?[\w.:-]+(?:/[\w.-]+)?)""")
 _PIP_LINE = re.compile(r"\b(?:pip3?|uv pip|python3? -m pip)\s+install\s+([^\n`|;&]+)")
 _NPM_LINE = re.compile(r"\b(?:npm|pnpm|yarn)\s+(?:install|add|i)\s+([^\n`|;&]+)")
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import ahocorasick
 from skillgym_core.contracts.skill import Evidence
 
 from skillgym_ingest.content import SCRIPT_LANGUAGES, SkillContent
@@ -71,6 +72,22 @@ class RuleSet:
     def __init__(self, rules: Iterable[Rule]) -> None:
         self.rules = list(rules)
         self.triggers = sorted({t for item in self.rules for t in item.triggers})
+        self._automaton = ahocorasick.Automaton()
+        for trigger in self.triggers:
+            self._automaton.add_word(trigger, trigger)
+        if self.triggers:
+            self._automaton.make_automaton()
+        self._always = [i for i, item in enumerate(self.rules) if not item.triggers]
+        self._by_trigger: dict[str, list[int]] = {}
+        for index, item in enumerate(self.rules):
+            for trigger in item.triggers:
+                self._by_trigger.setdefault(trigger, []).append(index)
+
+    def present(self, lowered: str) -> set[str]:
+        """Every trigger occurring in ``lowered``, found in one Aho-Corasick pass."""
+        if not self.triggers:
+            return set()
+        return {found for _, found in self._automaton.iter(lowered)}
 
     def __add__(self, other: RuleSet) -> RuleSet:
         return RuleSet(self.rules + other.rules)
@@ -79,10 +96,11 @@ class RuleSet:
         hits: list[Hit] = []
         for path, text, line_offset, suffix, is_md in _documents(content):
             lowered = text.lower()
-            present = {t for t in self.triggers if t in lowered}
-            for item in self.rules:
-                if item.triggers and present.isdisjoint(item.triggers):
-                    continue
+            candidates = set(self._always)
+            for trigger in self.present(lowered):
+                candidates.update(self._by_trigger[trigger])
+            for index in sorted(candidates):
+                item = self.rules[index]
                 if not item.applies_to(path, suffix, is_md):
                     continue
                 for count, match in enumerate(item.pattern.finditer(text), start=1):

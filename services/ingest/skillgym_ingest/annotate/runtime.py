@@ -33,7 +33,7 @@ NETWORK_RULES = [
     rule("runtime.network.socket", r"\bsocket\.(?:create_connection|socket)\(|\bnew WebSocket\(|\bwebsockets?\.connect\(|"
          r"\bsmtplib\.SMTP(?:_SSL)?\(", ["socket", "smtplib"], "scripts"),
     rule("runtime.network.mcp", r"\bmcp__\w+|\bMCP server\b|`[A-Z][A-Za-z]+:[a-z][a-z0-9]*(?:-[a-z0-9]+)+`",
-         ["mcp", ":"], "instructions", human_docs=False),
+         [], "instructions", human_docs=False),
 ]
 NETWORK_INSTALL_RULES = [
     rule("runtime.network.install_time", r"\b(?:pip3?|uv pip|npm|pnpm|yarn|apt(?:-get)?|brew|cargo|gem|conda)\s+"
@@ -59,7 +59,7 @@ ENV_RULES = [
          ["environ", "getenv"], "code", 0),
     rule("runtime.env.js", r"process\.env\.([A-Z][A-Z0-9_]{2,})", ["process.env"], "code", 0),
     rule("runtime.env.shell", r"\$\{?([A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|_KEY|_URL))\}?|"
-         r"\bexport\s+([A-Z][A-Z0-9_]{2,})=", ["$", "export"], "all", 0),
+         r"\bexport\s+([A-Z][A-Z0-9_]{2,})=", [], "all", 0),
 ]
 OS_RULES = [
     rule("runtime.os.macos", r"\bmacOS(?: only)?\b|\bosascript\b|\bbrew install\b|\bsys\.platform\s*==\s*['\"]darwin|"
@@ -76,7 +76,8 @@ DESTRUCTIVE_RULES = [
          r"(?:/(?:\s|$|\*|etc|usr|var|bin|boot|home|opt|lib|root|System|Library)|~|\$HOME|\$\{HOME\})",
          ["rm "]),
     rule("runtime.destructive.system_write", r"(?:>>?|\btee\s+(?:-a\s+)?)\s*(?:/etc/|/usr/|/boot/|/bin/|/sbin/|/lib/|"
-         r"/System/|~/\.(?:bashrc|zshrc|profile|ssh)|\$HOME/\.(?:bashrc|zshrc|profile|ssh))", [">", "tee"]),
+         r"/System/|~/\.(?:bashrc|zshrc|profile|ssh)|\$HOME/\.(?:bashrc|zshrc|profile|ssh))",
+         ["/etc/", "/usr/", "/boot/", "/bin/", "/sbin/", "/lib/", "/system/", "bashrc", "zshrc", "profile", ".ssh"]),
     rule("runtime.destructive.disk", r"\b(?:mkfs(?:\.\w+)?|fdisk|wipefs)\b|\bdd\s+[^\n]*\bof=/dev/", ["mkfs", "fdisk",
          "wipefs", "of=/dev/"]),
     rule("runtime.destructive.python_outside", r"\b(?:shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir)\(\s*"

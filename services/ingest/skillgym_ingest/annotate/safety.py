@@ -36,10 +36,10 @@ SAFETY_RULES = [
          ["http"]),
     rule("safety.fake_prerequisite.binary_download",
          r"\b(?:download|install|run)\b[^\n]{0,80}https?://\S+\.(?:exe|msi|dmg|pkg|scr|bat|apk)\b",
-         ["download", "install", "run"]),
+         [".exe", ".msi", ".dmg", ".pkg", ".scr", ".bat", ".apk"]),
     rule("safety.fake_prerequisite.archive_password",
          r"\b(?:password|passcode|pass)\s*[:=]?\s*[`'\"]?\w+[`'\"]?[^\n]{0,60}\b(?:zip|archive|extract|unzip|7z|rar)\b|"
-         r"\b(?:zip|archive|extract|unzip|7z|rar)\b[^\n]{0,60}\bpassword\b", ["password", "passcode", "pass"]),
+         r"\b(?:zip|archive|extract|unzip|7z|rar)\b[^\n]{0,60}\bpassword\b", ["password", "passcode", "pass:", "pass="]),
     rule("safety.secret.aws_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", ["akia", "asia"], "all", 0),
     rule("safety.secret.private_key", r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP )?PRIVATE KEY(?: BLOCK)?-----",
          ["private key"], "all", 0),

