@@ -38,8 +38,8 @@ for extra in ("shared", "services/ingest", "."):
         sys.path.insert(0, str(ROOT / extra))
 
 RESULTS = ROOT / "benchmarks" / "results" / "ingest_bench.json"
-FUNCTION = "the a to of and for with when use this that into from each then your it is in on by".split()
-VERBS = "read parse write check convert merge split validate render export collect filter sort count".split()
+FUNCTION = ["the", "a", "to", "of", "and", "for", "with", "when", "use", "this", "that", "into", "from", "each", "then", "your", "it", "is", "in", "on", "by"]
+VERBS = ["read", "parse", "write", "check", "convert", "merge", "split", "validate", "render", "export", "collect", "filter", "sort", "count"]
 
 
 def _vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
@@ -64,7 +64,7 @@ def _skill(rng: random.Random, vocab: list[str], index: int) -> dict[str, Any]:
     body_lines = [f"# {topic[0].capitalize()} {topic[1]}", "", f"Use this skill to work with {topic[0]} {topic[2]}.",
                   "", "## Steps"]
     body_lines += [f"{n}. {s}" for n, s in enumerate(sentences[:6], start=1)]
-    body_lines += ["", "## Notes", ""] + sentences[6:]
+    body_lines += ["", "## Notes", "", *sentences[6:]]
     body_lines += ["", "```bash", f"python scripts/{topic[0]}.py input.csv output.md", "```"]
     script = "\n".join(
         ["import csv", "import json", "import sys", "", ""]
@@ -112,10 +112,7 @@ def generate(root: Path, count: int, seed: int = 7, dup_rate: float = 0.1) -> di
         if originals and rng.random() < dup_rate:
             source = rng.choice(originals[-5000:])
             kind = rng.choice(["exact", "format", "reword"])
-            if kind == "reword":
-                skill = _reword(rng, vocab, source, index)
-            else:
-                skill = {**source, "name": f"skill-{index:06d}"}
+            skill = _reword(rng, vocab, source, index) if kind == "reword" else {**source, "name": f"skill-{index:06d}"}
             _write(root, skill, crlf=kind == "format")
             truth[skill["name"]] = source["name"]
         else:
@@ -166,7 +163,6 @@ def _dedup_quality(out: Path, truth: dict[str, str]) -> dict[str, Any]:
 def peers(corpus: Path, sample: int, truth: dict[str, str], corpus_size: int) -> dict[str, Any]:
     """Naive pairwise Jaccard and datasketch on a sample, against SkillGym's MinHash on the same sample."""
     import numpy as np
-
     from skillgym_ingest.dedup import NearDuplicateIndex, shingle_hashes, signature
     from skillgym_ingest.settings import IngestSettings
 

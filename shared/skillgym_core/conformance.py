@@ -15,14 +15,18 @@ no network, and protected inputs carry the sha256 of the workspace file they nam
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from skillgym_core.contracts.task import REWARD_JSON, REWARD_TXT, TaskConfig, TaskDir
-from skillgym_core.errors import TaskFormatError
+from skillgym_core.errors import ContractError, TaskFormatError
+from skillgym_core.llm.judge import parse_rubric
 
 ENVIRONMENT_ERROR = "environment_error"
 CHECKER_ERROR = "checker_error"
@@ -153,6 +157,15 @@ def _check_tests(task: TaskDir) -> list[ConformanceIssue]:
     if not text.startswith("#!"):
         issues.append(_issue("shebang", "tests/test.sh has no #! line", CHECKER_ERROR, "tests/test.sh"))
     corpus = "\n".join(p.read_text(errors="replace") for p in task.tests.rglob("*") if p.is_file())
+    rubric = task.tests / "rubric.json"
+    if rubric.is_file():
+        try:
+            raw = json.loads(rubric.read_text())
+            parse_rubric(raw if isinstance(raw, list) else [])
+            if not isinstance(raw, list) or not raw:
+                raise ContractError("rubric.json must be a non-empty list")
+        except (json.JSONDecodeError, ContractError, ValidationError) as exc:
+            issues.append(_issue("rubric", f"tests/rubric.json: {exc}", CHECKER_ERROR, "tests/rubric.json"))
     if not _REWARD_MENTION.search(corpus):
         issues.append(
             _issue("reward_path", f"tests/ never writes {REWARD_TXT} or {REWARD_JSON}", CHECKER_ERROR, "tests")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from skillgym_builder import BuilderService, BuilderSettings
 from skillgym_builder.service import skill_build_report_key
 from skillgym_core import keys
@@ -14,6 +13,7 @@ from skillgym_core.conformance import check_task
 from skillgym_core.contracts.events import EnvBuilt, EnvFeedback, EnvReviewed
 from skillgym_core.store.base import get_json
 from skillgym_reviewer import ReviewerService, ReviewerSettings
+
 from tests.builder import llm_scripts
 from tests.builder.skills import FIXTURES, make_context, put_skill, wrap
 from tests.support.scripted_llm import ScriptedLLMServer
@@ -87,8 +87,7 @@ def test_unreachable_endpoint_falls_back_to_templates(tmp_path: Path) -> None:
         built = builder.handle(wrap(put_skill(ctx.store, FIXTURES / "csv-cleanup")))[0]
         assert isinstance(built, EnvBuilt) and built.builder == "template"
         with ctx.task_checkout(built.package_key) as task:
-            assert "llm_unavailable" in task.config().metadata.llm_fallback_reason or True  # type: ignore[attr-defined]
-            assert task.config().metadata.llm_fallback_reason  # type: ignore[attr-defined]
+            assert "failed after" in task.config().metadata.llm_fallback_reason  # type: ignore[attr-defined]
 
 
 def test_agent_skip_is_the_suitability_gate(tmp_path: Path) -> None:

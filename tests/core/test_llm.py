@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
-
 from skillgym_core.llm import LLMClient, LLMError, LLMSettings, role_settings
+
 from tests.support.scripted_llm import ScriptedLLMServer, Sequence, assistant, tool_call
 
 
@@ -65,3 +65,22 @@ def test_role_settings_come_from_the_environment() -> None:
     assert reviewer is not None and reviewer.model == "rev-model" and reviewer.timeout_s == 7
     assert role_settings("judge", env) is None
     assert role_settings("builder", env) is None
+
+
+def test_rubric_combines_programmatic_and_judged_items() -> None:
+    from skillgym_core.errors import ContractError
+    from skillgym_core.llm import RubricJudge, combine, parse_rubric
+
+    items = parse_rubric([
+        {"name": "file", "weight": 0.5},
+        {"name": "values", "weight": 0.2},
+        {"name": "clarity", "weight": 0.3, "kind": "llm", "description": "the summary is clear"},
+    ])
+    with ScriptedLLMServer(lambda body: assistant('{"score": 0.5, "reason": "partly clear"}')) as server:
+        judge = RubricJudge(LLMClient(LLMSettings(base_url=server.base_url)))
+        judged = judge.judge(items, "write a summary", {"summary.md": "some text"})
+        assert "the summary is clear" in server.requests[0]["messages"][1]["content"]
+    assert judged == {"clarity": 0.5}
+    assert combine(items, {"file": 1.0, "values": 0.0}, judged) == pytest.approx(0.65)
+    with pytest.raises(ContractError):
+        parse_rubric([{"name": "a", "weight": 0.5}, {"name": "b", "weight": 0.4}])

@@ -63,3 +63,22 @@ def analyze(parent: Path, folder: str = "csv-report", **kwargs: object):  # type
 
     root = write_skill(parent, folder, **kwargs)  # type: ignore[arg-type]
     return analyze_path(root, str(root), IngestSettings(workers=1)).record
+
+
+def encrypted_zip_bytes(entries: dict[str, bytes]) -> bytes:
+    """A zip whose entries carry the 'encrypted' flag bit (zipfile cannot write encrypted zips,
+    so the flag is set in the local and central headers after writing)."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    raw = bytearray(buffer.getvalue())
+    for signature, flag_offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = 0
+        while (position := raw.find(signature, start)) != -1:
+            raw[position + flag_offset] |= 0x1
+            start = position + 4
+    return bytes(raw)

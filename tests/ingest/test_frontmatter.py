@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-
 from skillgym_ingest.frontmatter import parse_skill_md
 
 

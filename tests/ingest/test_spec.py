@@ -3,7 +3,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from skillgym_ingest.spec import allowed_tools, check_front_matter
 
 VALID = {"name": "pdf-tools", "description": "Extract text from PDF files."}

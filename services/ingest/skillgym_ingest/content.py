@@ -68,9 +68,13 @@ class SkillContent:
         return self.parsed.body
 
     @functools.cached_property
+    def body_words(self) -> list[str]:
+        """Lower-cased words of the body, shared by the language and quality rules."""
+        return _PROSE_WORD.findall(self.body[:_PROSE_LIMIT].lower())
+
+    @functools.cached_property
     def prose_words(self) -> list[str]:
-        """Lower-cased words of description and body, shared by the language, quality and dedup rules."""
-        return _PROSE_WORD.findall(f"{self.description}\n{self.body[:_PROSE_LIMIT]}".lower())
+        return _PROSE_WORD.findall(self.description.lower()) + self.body_words
 
     def scripts(self) -> list[TextFile]:
         return [f for f in self.text_files if f.suffix in SCRIPT_LANGUAGES]

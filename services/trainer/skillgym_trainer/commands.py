@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ def load_chat_splits(
     path = Path(dataset)
     if store is not None and not path.exists():
         dataset_id = str(dataset).removeprefix("datasets/").strip("/")
-        local = Path(__import__("tempfile").mkdtemp(prefix="dataset-"))
+        local = Path(tempfile.mkdtemp(prefix="dataset-"))
         if download_prefix(store, f"datasets/{dataset_id}", local) == 0:
             raise DatasetError(f"no dataset {dataset_id} in {store.describe()}", dataset=dataset_id)
         path = local

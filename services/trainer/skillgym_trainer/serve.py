@@ -53,9 +53,9 @@ class ChatModel:
         self.end_id = self.tokenizer.convert_tokens_to_ids(IM_END)
 
     def complete(self, request: ChatRequest) -> dict[str, Any]:
-        prompt = self.tokenizer.apply_chat_template(
+        prompt: Any = self.tokenizer.apply_chat_template(
             _normalise_messages(request.messages),
-            tools=request.tools or None,
+            tools=list(request.tools) if request.tools else None,
             add_generation_prompt=True,
             tokenize=True,
             return_dict=True,
@@ -68,7 +68,8 @@ class ChatModel:
         with self._lock, torch.no_grad():
             if request.seed is not None:
                 torch.manual_seed(request.seed)
-            output = self.model.generate(
+            generate: Any = self.model.generate
+            output: Any = generate(
                 **prompt,
                 max_new_tokens=limit,
                 eos_token_id=self.end_id,
@@ -78,7 +79,7 @@ class ChatModel:
         prompt_len = int(prompt["input_ids"].shape[1])
         generated = output[0, prompt_len:].tolist()
         finished = bool(generated) and generated[-1] == self.end_id
-        text = self.tokenizer.decode(generated, skip_special_tokens=False)
+        text = str(self.tokenizer.decode(generated, skip_special_tokens=False))
         message = parse_assistant_text(text)
         if message.get("reasoning_content") is None:
             message.pop("reasoning_content", None)

@@ -7,7 +7,7 @@ import json
 import logging
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from skillgym_core.ids import content_id
 from skillgym_core.store.base import get_json, put_json
 
 from skillgym_trainer.export.chat import atif_to_chat
+from skillgym_trainer.launcher import KubernetesLauncher, Launcher, TrainingRequest
 from skillgym_trainer.settings import TrainerSettings
 from skillgym_trainer.sft.loop import SFTConfig
 from skillgym_trainer.sft.run import RunSpec, run_sft
@@ -45,6 +46,7 @@ class TrainerService:
     def __init__(self, ctx: ServiceContext, settings: TrainerSettings | None = None) -> None:
         self.ctx = ctx
         self.settings = settings or TrainerSettings()
+        self.launcher_factory: Callable[[], Launcher] = lambda: KubernetesLauncher(self.settings)
 
     # -- events -----------------------------------------------------------------------
     def handle(self, event: Envelope) -> Sequence[Payload]:
@@ -55,6 +57,9 @@ class TrainerService:
             return []
         threshold = self.settings.min_new_examples
         if threshold <= 0 or len(self.pending_ids()) < threshold:
+            return []
+        if self.settings.launcher == "kubernetes":
+            self.submit_now()
             return []
         completed = self.train_now()
         return [completed] if completed is not None else []
@@ -96,8 +101,7 @@ class TrainerService:
             ),
         )
 
-    def train_now(self) -> TrainingCompleted | None:
-        """Train on every recorded example; None when there is nothing to train on."""
+    def _prepare(self) -> tuple[list[str], list[dict[str, Any]], str, str, RunSpec] | None:
         ids = self.recorded_ids()
         if not ids:
             return None
@@ -107,15 +111,48 @@ class TrainerService:
         dataset_id = content_id("ds", ids)
         dataset_key = self._export_dataset(dataset_id, ids, examples)
         run_id = content_id("run", {"dataset": dataset_id, "spec": repr(spec)})
+        return ids, examples, dataset_key, run_id, spec
+
+    def _mark_trained(self, ids: list[str], run_id: str) -> None:
+        for tid in ids:
+            if not self.ctx.store.exists(_trained_key(tid)):
+                put_json(self.ctx.store, _trained_key(tid), {"run_id": run_id})
+
+    def submit_now(self, launcher: Launcher | None = None) -> str | None:
+        """Hand a run over everything recorded to the cluster (a ``TrainingJob``)."""
+        prepared = self._prepare()
+        if prepared is None:
+            return None
+        ids, _, dataset_key, run_id, spec = prepared
+        launcher = launcher or self.launcher_factory()
+        trainer_config = {
+            "max_steps": spec.sft.max_steps,
+            "learning_rate": spec.sft.learning_rate,
+            "tokens_per_batch": spec.tokens_per_batch,
+            "max_example_tokens": spec.max_example_tokens,
+            "micro_batches_per_step": spec.sft.micro_batches_per_step,
+            "seed": spec.sft.seed,
+            "gguf_file": spec.gguf_file,
+        }
+        where = launcher.submit(
+            TrainingRequest(run_id, dataset_key, spec.base_model, trainer_config, self.settings.zero_stage)
+        )
+        self._mark_trained(ids, run_id)
+        return where
+
+    def train_now(self) -> TrainingCompleted | None:
+        """Train on every recorded example in this process; None when there is nothing to train on."""
+        prepared = self._prepare()
+        if prepared is None:
+            return None
+        ids, examples, dataset_key, run_id, spec = prepared
         done_key = keys.training_run(run_id, "completed.json")
         if self.ctx.store.exists(done_key):
             completed = TrainingCompleted.model_validate(get_json(self.ctx.store, done_key))
         else:
             completed = self._train(run_id, dataset_key, examples, spec)
             put_json(self.ctx.store, done_key, completed.model_dump(mode="json"))
-        for tid in ids:
-            if not self.ctx.store.exists(_trained_key(tid)):
-                put_json(self.ctx.store, _trained_key(tid), {"run_id": run_id})
+        self._mark_trained(ids, run_id)
         return completed
 
     def _export_dataset(self, dataset_id: str, ids: list[str], examples: list[dict[str, Any]]) -> str:

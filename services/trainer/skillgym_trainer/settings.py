@@ -36,4 +36,6 @@ class TrainerSettings(CommonSettings):
     max_example_tokens: int = _trainer("max_example_tokens", 4096, ge=16)
     seed: int = _trainer("seed", 0)
     k8s_namespace: str = _trainer("k8s_namespace", "skillgym")
-    k8s_image: str = _trainer("k8s_image", "skillgym:latest")
+    k8s_image: str | None = _trainer("k8s_image", None, description="image override for TrainingJobs")
+    k8s_gpus: int = _trainer("k8s_gpus", 1, ge=0)
+    zero_stage: int = _trainer("zero_stage", 3, ge=2, le=3)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     OK = "ok"
     TIMEOUT = "timeout"
     OOM = "oom"

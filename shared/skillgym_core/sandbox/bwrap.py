@@ -15,6 +15,11 @@ from skillgym_core.sandbox.base import Limits, Mount
 
 SYSTEM_DIRS = ("/usr", "/etc")
 SYSTEM_LINKS_OR_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# host secrets under the otherwise read-only /etc: masked with an empty file or directory
+MASKED_ETC = (
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
+    "/etc/ssh", "/etc/ssl/private", "/etc/pip.conf", "/etc/npmrc", "/etc/subuid", "/etc/subgid",
+)  # fmt: skip
 RESERVED_TARGETS = ("/", "/usr", "/etc", "/proc", "/dev", "/tmp", *SYSTEM_LINKS_OR_DIRS)
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 NAMESPACE_FLAGS = (
@@ -53,6 +58,12 @@ def host_binds(extra_ro: tuple[str, ...]) -> tuple[str, ...]:
             args += ["--symlink", str(path.readlink()), entry]
         elif path.is_dir():
             args += ["--ro-bind", entry, entry]
+    for masked in MASKED_ETC:
+        path = Path(masked)
+        if path.is_dir() and not path.is_symlink():
+            args += ["--tmpfs", masked]
+        elif path.exists() and not path.is_symlink():
+            args += ["--ro-bind", "/dev/null", masked]
     for directory in (str(python_prefix()), *extra_ro):
         if not directory.startswith(SYSTEM_DIRS) and Path(directory).exists():
             args += ["--ro-bind", directory, directory]

@@ -250,12 +250,17 @@ class LocalSandbox:
                 proc.wait()
             return self._result(run, proc.returncode, time.monotonic() - started)
         finally:
+            # kill before closing the block fd: EOF on it would let a half-set-up sandbox run
+            if proc is not None:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                for stream in (proc.stdin, proc.stdout, proc.stderr):
+                    if stream is not None:
+                        stream.close()
             for fd in (info_r, info_w, block_r, block_w):
                 if fd >= 0:
                     os.close(fd)
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait()
             if cgroup is not None:
                 cgroup.release()
 

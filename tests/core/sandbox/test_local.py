@@ -122,6 +122,15 @@ def test_reads_only_what_is_mounted(sandbox: LocalSandbox, workspace: Path, tmp_
     assert "Read-only file system" in result.stderr
 
 
+def test_host_secrets_under_etc_are_masked(sandbox: LocalSandbox, workspace: Path) -> None:
+    result = sandbox.run(
+        ["bash", "-c", "cat /etc/shadow /etc/gshadow; ls -A /etc/ssh | wc -l; head -c 5 /etc/passwd"],
+        mounts=app(workspace),
+    )
+    assert result.stdout.split() == ["0", "root:"]
+    assert "/etc/shadow: Permission denied" in result.stderr
+
+
 def _pids_alive(marker: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():

@@ -9,6 +9,7 @@ from skillgym_builder.errors import UnknownTemplateError
 from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import Template
 from skillgym_builder.templates.guidance_selection import GuidanceSelectionTemplate
+from skillgym_builder.templates.index_repair import IndexRepairTemplate
 from skillgym_builder.templates.procedure_dag import ProcedureDagTemplate
 from skillgym_builder.templates.section_trace import SectionTraceTemplate
 
@@ -38,4 +39,4 @@ class TemplateRegistry:
 
 @lru_cache(maxsize=1)
 def registry() -> TemplateRegistry:
-    return TemplateRegistry([SectionTraceTemplate(), ProcedureDagTemplate(), GuidanceSelectionTemplate()])
+    return TemplateRegistry([SectionTraceTemplate(), ProcedureDagTemplate(), GuidanceSelectionTemplate(), IndexRepairTemplate()])

@@ -50,7 +50,7 @@ def annotate_quality(content: SkillContent) -> dict[str, Annotation]:
     description = content.description
     name = content.parsed.front_matter.get("name")
     desc_terms = terms(description)
-    body_terms = _terms_of(set(content.prose_words)) | terms(str(name or "").replace("-", " "))
+    body_terms = _terms_of(set(content.body_words)) | terms(str(name or "").replace("-", " "))
     for text_file in content.text_files[:20]:
         body_terms |= terms(text_file.text[:4000])
     shared = sorted(desc_terms & body_terms)

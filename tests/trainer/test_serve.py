@@ -1,0 +1,79 @@
+"""The student served over real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from skillgym_trainer.export import atif_to_chat
+from skillgym_trainer.serve import create_app
+from skillgym_trainer.sft.loop import SFTConfig
+from skillgym_trainer.sft.run import RunSpec, run_sft
+from tests.trainer.factories import BASH_TOOL, make_trajectory
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("serve")
+    examples = [atif_to_chat(make_trajectory(i)) for i in range(4)]
+    run_sft(examples, RunSpec(tokens_per_batch=512, sft=SFTConfig(max_steps=2)), root / "model", root / "cache")
+    port = _free_port()
+    app = create_app(root / "model", max_new_tokens=12)
+    uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=uv.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            time.sleep(0.1)
+    yield url
+    uv.should_exit = True
+    thread.join(10)
+
+
+def test_models_endpoint(server: str) -> None:
+    body = httpx.get(f"{server}/v1/models").json()
+    assert body["data"][0]["id"] == "model"
+
+
+def test_chat_completion_with_tools(server: str) -> None:
+    request = {
+        "model": "student",
+        "messages": [
+            {"role": "system", "content": "You are a careful terminal agent."},
+            {"role": "user", "content": [{"type": "text", "text": "Produce report.csv"}]},
+        ],
+        "tools": [BASH_TOOL],
+        "max_tokens": 6,
+    }
+    response = httpx.post(f"{server}/v1/chat/completions", json=request, timeout=60)
+    assert response.status_code == 200
+    body = response.json()
+    choice = body["choices"][0]
+    assert choice["message"]["role"] == "assistant"
+    assert choice["finish_reason"] in {"stop", "length", "tool_calls"}
+    assert 0 < body["usage"]["completion_tokens"] <= 6
+    assert body["usage"]["prompt_tokens"] > 10
+    assert body["model"] == "student"
+
+
+def test_bad_requests_are_rejected(server: str) -> None:
+    assert httpx.post(f"{server}/v1/chat/completions", json={"messages": []}).status_code == 400
+    assert httpx.post(f"{server}/v1/chat/completions", json={"nothing": 1}).status_code == 422
