@@ -120,10 +120,11 @@ def child_report(store_root: str, out_dir: str, workers: str = "1") -> dict[str,
     from skillgym_sampler.report.tokens import encoding
 
     encoding()
+    cpu_started = time.process_time()
     started = time.perf_counter()
     report = build_report(Path(store_root), Path(out_dir), workers=int(workers))
     seconds = time.perf_counter() - started
-    return {"seconds": seconds, "compute_seconds": report["compute_seconds"], "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    return {"seconds": seconds, "cpu_seconds": time.process_time() - cpu_started, "compute_seconds": report["compute_seconds"], "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "passed_runs": report["funnel"]["passed_runs"],
             "tokens_total": sum(report["overall"]["token_totals"].values()),
             "tool_calls_mean": report["overall"]["length"]["tool_calls"]["mean"],
@@ -138,17 +139,18 @@ def child_raw(store_root: str) -> dict[str, Any]:
 
     enc = encoding()
     store = LocalStore(Path(store_root))
-    encode_seconds = 0.0
+    encode_seconds = encode_cpu = 0.0
     tokens = 0
     for key in store.list("trajectories/"):
         if not key.endswith("/atif.json"):
             continue
         texts = split_text(json.loads(store.get_bytes(key)))[0]
-        started = time.perf_counter()
+        cpu_started, started = time.process_time(), time.perf_counter()
         for text in texts.values():
             tokens += len(enc.encode_ordinary(text))
         encode_seconds += time.perf_counter() - started
-    return {"seconds": encode_seconds, "tokens_total": tokens}
+        encode_cpu += time.process_time() - cpu_started
+    return {"seconds": encode_seconds, "cpu_seconds": encode_cpu, "tokens_total": tokens}
 
 
 def _run_child(*args: str) -> dict[str, Any]:
@@ -184,6 +186,8 @@ def main() -> None:
                 reports.append(_run_child("report", str(store_root), str(work / f"out-{size}"), str(args.workers)))
             raw = min(raws, key=lambda r: r["seconds"])
             report = min(reports, key=lambda r: r["seconds"])
+            raw_cpu = min(r["cpu_seconds"] for r in raws)
+            report_cpu = min(r["cpu_seconds"] for r in reports)
             report["peak_rss_mb"] = max(r["peak_rss_mb"] for r in reports)
             assert raw["tokens_total"] == report["tokens_total"], "report and peer counted different text"
             rows.append({
@@ -196,6 +200,9 @@ def main() -> None:
                 "report_seconds_without_plots": round(report["compute_seconds"], 2),
                 "raw_tiktoken_seconds": round(raw["seconds"], 2),
                 "ratio_report_to_raw": round(report["seconds"] / raw["seconds"], 3),
+                "report_cpu_seconds": round(report_cpu, 2),
+                "raw_tiktoken_cpu_seconds": round(raw_cpu, 2),
+                "cpu_ratio_report_to_raw": round(report_cpu / raw_cpu, 3),
                 "runs_seconds": {"raw": [round(r["seconds"], 2) for r in raws],
                                  "report": [round(r["seconds"], 2) for r in reports]},
                 "report_peak_rss_mb": round(report["peak_rss_mb"], 1),
@@ -213,6 +220,9 @@ def main() -> None:
     report_fixed = max(0.0, large["report_seconds"] - report_slope * large["trajectories"])
     target_report = report_fixed + report_slope * args.target
     target_raw = raw_slope * args.target
+    cpu_slope = (large["report_cpu_seconds"] - small["report_cpu_seconds"]) / span
+    raw_cpu_slope = (large["raw_tiktoken_cpu_seconds"] - small["raw_tiktoken_cpu_seconds"]) / span
+    cpu_fixed = max(0.0, large["report_cpu_seconds"] - cpu_slope * large["trajectories"])
     result = {
         "benchmark": "report_bench",
         "report_tokenizer_threads": args.workers,
@@ -231,7 +241,10 @@ def main() -> None:
             "raw_tiktoken_seconds": round(target_raw, 1),
             "ratio_report_to_raw": round(target_report / target_raw, 3),
             "overhead": round(target_report / target_raw - 1, 3),
+            "cpu_ratio_report_to_raw": round((cpu_fixed + cpu_slope * args.target) / (raw_cpu_slope * args.target), 3),
         },
+        "marginal_cpu_ms_per_trajectory": {"report": round(1000 * cpu_slope, 2),
+                                           "raw_tiktoken": round(1000 * raw_cpu_slope, 2)},
         "memory_flat": {"sizes": [r["trajectories"] for r in rows],
                         "peak_rss_mb": [r["report_peak_rss_mb"] for r in rows]},
         "target_overhead": 0.25,

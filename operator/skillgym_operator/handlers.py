@@ -14,7 +14,7 @@ from skillgym_core.store.base import get_json
 from skillgym_core.store.factory import make_store
 
 from skillgym_operator import builders, kube
-from skillgym_operator.builders.training import output_prefix as training_output_prefix
+from skillgym_operator.builders import training
 from skillgym_operator.reconcile import cleanup_due, next_run_status, now_iso, retry_due
 from skillgym_operator.resources import (
     GROUP,
@@ -29,7 +29,13 @@ from skillgym_operator.resources import (
 )
 from skillgym_operator.settings import OperatorSettings
 from skillgym_operator.spec import InvalidSpecError, SandboxRunSpec, parse_sandbox_run, parse_training_job
-from skillgym_operator.status import build_state, pod_verdict, training_phase, training_progress
+from skillgym_operator.status import (
+    build_state,
+    checkpoint_keys,
+    pod_verdict,
+    training_phase,
+    training_progress,
+)
 
 SETTINGS = OperatorSettings()
 MANAGED = {"app.kubernetes.io/managed-by": MANAGED_BY}
@@ -108,11 +114,15 @@ def start_sandbox_run(
         patch.status.update({"phase": "Queued", "message": f"{active} runs active in {namespace}"})
         raise kopf.TemporaryError("namespace quota reached", delay=SETTINGS.queue_retry_s)
     image = _resolve_image(run_spec, namespace, patch)
-    run = _owner("SandboxRun", body)
-    pod_name = _start_attempt(run, run_spec, image, attempt=1)
-    patch.status.update(
-        {"phase": "Pending", "attempt": 1, "image": image, "podName": pod_name, "message": "pod created"}
+    pod_name = builders.pod_name(body["metadata"]["name"], 1)
+    # Status first: pod events are matched against status.attempt, so it must be set before the pod exists.
+    kube.patch_custom_status(
+        SANDBOX_RUNS,
+        namespace,
+        body["metadata"]["name"],
+        {"phase": "Pending", "attempt": 1, "image": image, "podName": pod_name, "message": "pod created"},
     )
+    _start_attempt(_owner("SandboxRun", body), run_spec, image, attempt=1)
     kopf.info(body, reason="PodCreated", message=f"attempt 1: pod {pod_name} with image {image}")
 
 
@@ -161,13 +171,14 @@ def sandbox_housekeeping(
         attempt = int(current.get("attempt") or 1) + 1
         kube.ignore_missing(kube.core().delete_namespaced_pod, builders.pod_name(name, attempt - 1), namespace)
         image = str(current.get("image") or run_spec.image or SETTINGS.default_task_image)
-        pod_name = _start_attempt(_owner("SandboxRun", body), run_spec, image, attempt)
+        pod_name = builders.pod_name(name, attempt)
         kube.patch_custom_status(
             SANDBOX_RUNS,
             namespace,
             name,
             {"phase": "Pending", "attempt": attempt, "podName": pod_name, "message": f"retry attempt {attempt}"},
         )
+        _start_attempt(_owner("SandboxRun", body), run_spec, image, attempt)
         kopf.info(body, reason="Retrying", message=f"attempt {attempt}: pod {pod_name}")
     elif cleanup_due(current, SETTINGS.finished_pod_ttl_s, now):
         kube.delete_pods(namespace, {LABEL_RUN: name, **MANAGED})
@@ -200,7 +211,7 @@ def start_training_job(body: kopf.Body, spec: kopf.Spec, namespace: str, patch: 
         {
             "phase": "Pending",
             "jobName": job["metadata"]["name"],
-            "outputPrefix": training_output_prefix(owner["metadata"]["name"], job_spec),
+            "outputPrefix": training.output_prefix(owner["metadata"]["name"], job_spec),
             "message": f"{job_spec.nodes} node(s) x {job_spec.gpus} GPU(s) requested",
         }
     )
@@ -234,7 +245,7 @@ def training_progress_timer(name: str, namespace: str, status: kopf.Status, **_:
         update = training_progress(get_json(store, f"{prefix}/progress.json"))
     except ArtifactNotFound:
         update = {}
-    update["checkpoints"] = sorted({key.rsplit("/", 1)[0] for key in store.list(f"{prefix}/checkpoints/")})
+    update["checkpoints"] = checkpoint_keys(prefix, store.list(f"{prefix}/checkpoints/"))
     update["progressFinal"] = status.get("phase") == "Succeeded"
     kube.patch_custom_status(TRAINING_JOBS, namespace, name, update)
 
@@ -243,9 +254,5 @@ def training_progress_timer(name: str, namespace: str, status: kopf.Status, **_:
 def cleanup_training_job(name: str, namespace: str, **_: Any) -> None:
     kube.ignore_missing(kube.batch().delete_namespaced_job, name, namespace, propagation_policy="Background")
     kube.delete_pods(namespace, {LABEL_TRAINING: name, **MANAGED})
-    kube.ignore_missing(
-        kube.core().delete_namespaced_service,
-        builders.training_service({"metadata": {"name": name, "namespace": namespace}})["metadata"]["name"],
-        namespace,
-    )
-    kube.ignore_missing(kube.core().delete_namespaced_config_map, f"{name[:53]}-config", namespace)
+    kube.ignore_missing(kube.core().delete_namespaced_service, training.service_name(name), namespace)
+    kube.ignore_missing(kube.core().delete_namespaced_config_map, training.config_map_name(name), namespace)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,3 +187,9 @@ def training_progress(progress: dict[str, Any]) -> dict[str, Any]:
         "progress": {"step": step, "totalSteps": total, "fraction": round(step / total, 4) if total else 0.0},
         "metrics": dict(sorted(metrics.items())),
     }
+
+
+def checkpoint_keys(output_prefix: str, stored_keys: Iterable[str]) -> list[str]:
+    """One key prefix per checkpoint directory under ``<output_prefix>/checkpoints/``."""
+    base = f"{output_prefix.rstrip('/')}/checkpoints/"
+    return sorted({base + key[len(base) :].split("/", 1)[0] for key in stored_keys if key.startswith(base)})

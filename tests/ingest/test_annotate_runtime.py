@@ -20,6 +20,8 @@ def runtime(tmp_path: Path, files: dict[str, str | bytes] | None = None, body: s
         ("scripts/get.sh", "git clone https://github.com/a/b\n", "git_clone"),
         ("scripts/mail.py", "import smtplib\ns = smtplib.SMTP('mail.x.io')\n", "socket"),
         ("scripts/call.py", "URL = 'https://api.weather.io/v2/now'\n", "api_endpoint"),
+        ("scripts/ci.sh", "gh run view 42 --log-failed\n", "remote_cli"),
+        ("scripts/up.sh", "aws s3 cp out.csv s3://bucket/out.csv\n", "remote_cli"),
     ],
 )
 def test_network_rules_in_scripts(tmp_path: Path, path: str, text: str, signal: str) -> None:

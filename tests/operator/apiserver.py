@@ -37,6 +37,8 @@ class ApiServerEmulator(kmock.KubernetesEmulator):
             if request.action == enums.action.CREATE:
                 if request.namespace:
                     meta.setdefault("namespace", request.namespace)
+                if not meta.get("name") and meta.get("generateName"):
+                    meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
                 meta.setdefault("uid", str(uuid.uuid4()))
                 meta.setdefault("creationTimestamp", datetime.now(UTC).isoformat(timespec="seconds"))
                 meta.setdefault("generation", 1)
@@ -85,7 +87,9 @@ def _kubeconfig(url: str, namespace: str) -> dict[str, Any]:
         "kind": "Config",
         "clusters": [{"name": "emulated", "cluster": {"server": url}}],
         "users": [{"name": "tester", "user": {"token": "test-token"}}],
-        "contexts": [{"name": "emulated", "context": {"cluster": "emulated", "user": "tester", "namespace": namespace}}],
+        "contexts": [
+            {"name": "emulated", "context": {"cluster": "emulated", "user": "tester", "namespace": namespace}}
+        ],
         "current-context": "emulated",
     }
 

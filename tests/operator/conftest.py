@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -14,7 +15,7 @@ import pytest
 os.environ.setdefault("SKILLGYM_OPERATOR_HOUSEKEEPING_INTERVAL_S", "0.5")
 os.environ.setdefault("SKILLGYM_OPERATOR_TRAINING_PROGRESS_INTERVAL_S", "0.5")
 
-from tests.operator.apiserver import ApiServer, run_apiserver  # noqa: E402
+from tests.operator.apiserver import ApiServer, run_apiserver
 
 NAMESPACE = "skillgym-test"
 
@@ -41,11 +42,29 @@ def operator(apiserver: ApiServer, operator_settings: Any) -> Iterator[Any]:
     from kopf.testing import KopfRunner
 
     args = ["run", "--standalone", "--namespace", NAMESPACE, "-m", "skillgym_operator", "--verbose"]
-    with KopfRunner(args, timeout=60) as runner:
-        wait_for(lambda: "Activity 'configure-operator' succeeded" in runner.output, 20, "operator start")
-        time.sleep(0.5)
-        yield runner
+    seen = LogLines()
+    logging.getLogger("kopf").addHandler(seen)
+    try:
+        with KopfRunner(args, timeout=60) as runner:
+            # Ready once every watched resource has its stream open.
+            wait_for(lambda: seen.count("Starting the watch-stream") >= 4, 20, "operator watch streams")
+            time.sleep(0.3)
+            yield runner
+    finally:
+        logging.getLogger("kopf").removeHandler(seen)
     assert runner.exception is None, runner.output[-5000:]
+
+
+class LogLines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+    def count(self, fragment: str) -> int:
+        return sum(fragment in line for line in list(self.lines))
 
 
 def wait_for(check: Callable[[], Any], timeout_s: float = 15.0, what: str = "condition") -> Any:

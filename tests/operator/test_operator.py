@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import kubernetes
 import pytest
+from skillgym_core.store.base import put_json
+from skillgym_core.store.local import LocalStore
 
 from tests.operator.apiserver import ApiServer
 from tests.operator.conftest import NAMESPACE, wait_for
@@ -22,7 +25,12 @@ def sandbox_run(name: str, **spec: Any) -> dict[str, Any]:
         "image": "python:3.11-slim",
         "outputPrefix": f"sandbox/runs/{name}",
         "mounts": [
-            {"target": "/app", "key": "sandbox/inputs/a.tar.gz", "writable": True, "resultKey": f"sandbox/runs/{name}/app.tar.gz"},
+            {
+                "target": "/app",
+                "key": "sandbox/inputs/a.tar.gz",
+                "writable": True,
+                "resultKey": f"sandbox/runs/{name}/app.tar.gz",
+            },
             {"target": "/tests", "key": "sandbox/inputs/t.tar.gz"},
         ],
         "limits": {"cpu": "500m", "memoryMb": 512, "wallSeconds": 30},
@@ -51,11 +59,17 @@ def set_pod_status(api: ApiServer, pod: str, status: dict[str, Any]) -> None:
     kubernetes.client.CoreV1Api(api.api_client).patch_namespaced_pod_status(pod, NAMESPACE, {"status": status})
 
 
+def container(name: str, state: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "image": "img", "imageID": "", "ready": False, "restartCount": 0, "state": state}
+
+
 def finished(name: str, exit_code: int, message: str = "ok", reason: str = "Completed") -> dict[str, Any]:
-    return {"name": name, "state": {"terminated": {"exitCode": exit_code, "reason": reason, "message": message}}}
+    return container(name, {"terminated": {"exitCode": exit_code, "reason": reason, "message": message}})
 
 
-def pod_finished(run_code: int, *, message: str = "ok", reason: str = "Completed", push_code: int = 0) -> dict[str, Any]:
+def pod_finished(
+    run_code: int, *, message: str = "ok", reason: str = "Completed", push_code: int = 0
+) -> dict[str, Any]:
     return {
         "phase": "Succeeded" if run_code == 0 and push_code == 0 else "Failed",
         "initContainerStatuses": [finished("fetch", 0)],
@@ -71,7 +85,7 @@ def test_sandbox_run_creates_locked_down_pod_and_network_policy(apiserver: ApiSe
     assert pod["metadata"]["ownerReferences"][0]["kind"] == "SandboxRun"
     spec = pod["spec"]
     assert spec["restartPolicy"] == "Never"
-    assert spec["activeDeadlineSeconds"] == 30 + operator.__dict__.get("grace", 60)
+    assert spec["activeDeadlineSeconds"] == 30 + operator_settings_of().push_grace_s
     assert spec["automountServiceAccountToken"] is False
     run = next(c for c in spec["containers"] if c["name"] == "run")
     assert run["image"] == "python:3.11-slim"
@@ -96,7 +110,9 @@ def test_sandbox_run_creates_locked_down_pod_and_network_policy(apiserver: ApiSe
 def test_pod_success_completes_the_run_and_cleans_the_pod(apiserver: ApiServer, operator: Any) -> None:
     create(apiserver, "sandboxruns", sandbox_run("run-ok"))
     wait_for(lambda: "run-ok-a1" in apiserver.objects("v1/pods", NAMESPACE), what="pod")
-    set_pod_status(apiserver, "run-ok-a1", {"phase": "Running", "containerStatuses": [{"name": "run", "state": {"running": {}}}]})
+    set_pod_status(
+        apiserver, "run-ok-a1", {"phase": "Running", "containerStatuses": [container("run", {"running": {}})]}
+    )
     wait_for(lambda: status_of(apiserver, "sandboxruns", "run-ok").get("phase") == "Running", what="Running")
     set_pod_status(apiserver, "run-ok-a1", pod_finished(0))
     status = wait_for(
@@ -136,10 +152,14 @@ def test_pod_deadline_is_a_timeout(apiserver: ApiServer, operator: Any) -> None:
 def test_infrastructure_failure_retries_with_a_new_pod(apiserver: ApiServer, operator: Any) -> None:
     create(apiserver, "sandboxruns", sandbox_run("run-retry", maxAttempts=2))
     wait_for(lambda: "run-retry-a1" in apiserver.objects("v1/pods", NAMESPACE), what="pod")
-    set_pod_status(apiserver, "run-retry-a1", {"phase": "Failed", "initContainerStatuses": [finished("fetch", 1, "store down")]})
+    set_pod_status(
+        apiserver, "run-retry-a1", {"phase": "Failed", "initContainerStatuses": [finished("fetch", 1, "store down")]}
+    )
     wait_for(lambda: "run-retry-a2" in apiserver.objects("v1/pods", NAMESPACE), 20, what="second attempt")
-    assert status_of(apiserver, "sandboxruns", "run-retry")["attempt"] == 2
-    set_pod_status(apiserver, "run-retry-a2", {"phase": "Failed", "initContainerStatuses": [finished("fetch", 1, "still down")]})
+    wait_for(lambda: status_of(apiserver, "sandboxruns", "run-retry").get("attempt") == 2, what="attempt 2")
+    set_pod_status(
+        apiserver, "run-retry-a2", {"phase": "Failed", "initContainerStatuses": [finished("fetch", 1, "still down")]}
+    )
     status = wait_for(lambda: (s := status_of(apiserver, "sandboxruns", "run-retry")).get("phase") == "Failed" and s)
     assert (status["outcome"], status["reason"]) == ("error", "FetchFailed")
     assert "run-retry-a3" not in apiserver.objects("v1/pods", NAMESPACE)
@@ -198,7 +218,12 @@ def training_job(name: str) -> dict[str, Any]:
     }
 
 
-def test_training_job_yields_indexed_gpu_job_and_tracks_it(apiserver: ApiServer, operator: Any) -> None:
+def test_training_job_yields_indexed_gpu_job_and_tracks_it(
+    apiserver: ApiServer, operator: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(tmp_path / "store")
+    monkeypatch.setenv("SKILLGYM_STORE", "local")
+    monkeypatch.setenv("SKILLGYM_STORE_ROOT", str(tmp_path / "store"))
     create(apiserver, "trainingjobs", training_job("sft-1"))
     job = wait_for(lambda: apiserver.objects("batch/v1/jobs", NAMESPACE).get("sft-1"), what="job")
     spec = job["spec"]
@@ -206,7 +231,7 @@ def test_training_job_yields_indexed_gpu_job_and_tracks_it(apiserver: ApiServer,
     pod = spec["template"]["spec"]
     assert pod["subdomain"] == "sft-1-workers"
     container = pod["containers"][0]
-    assert container["resources"]["limits"]["nvidia.com/gpu"] == 4
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "4"
     command = container["command"]
     assert command[0] == "torchrun" and "--nnodes=2" in command and "--nproc-per-node=4" in command
     assert "--rdzv-endpoint=sft-1-0.sft-1-workers:29500" in command and "--resume" in command
@@ -218,8 +243,16 @@ def test_training_job_yields_indexed_gpu_job_and_tracks_it(apiserver: ApiServer,
     batch = kubernetes.client.BatchV1Api(apiserver.api_client)
     batch.patch_namespaced_job_status("sft-1", NAMESPACE, {"status": {"active": 2}})
     wait_for(lambda: status_of(apiserver, "trainingjobs", "sft-1").get("phase") == "Running", what="running")
+    put_json(store, "training/sft-1/progress.json", {"step": 5, "total_steps": 20, "metrics": {"loss": 1.25}})
+    store.put_bytes("training/sft-1/checkpoints/step-5/model.safetensors", b"weights")
+    status = wait_for(lambda: (s := status_of(apiserver, "trainingjobs", "sft-1")).get("checkpoints") and s)
+    assert status["progress"] == {"step": 5, "totalSteps": 20, "fraction": 0.25}
+    assert status["metrics"] == {"loss": 1.25}
+    assert status["checkpoints"] == ["training/sft-1/checkpoints/step-5"]
     batch.patch_namespaced_job_status(
-        "sft-1", NAMESPACE, {"status": {"active": 0, "succeeded": 2, "conditions": [{"type": "Complete", "status": "True"}]}}
+        "sft-1",
+        NAMESPACE,
+        {"status": {"active": 0, "succeeded": 2, "conditions": [{"type": "Complete", "status": "True"}]}},
     )
     wait_for(lambda: status_of(apiserver, "trainingjobs", "sft-1").get("phase") == "Succeeded", what="succeeded")
 
@@ -227,4 +260,6 @@ def test_training_job_yields_indexed_gpu_job_and_tracks_it(apiserver: ApiServer,
         GROUP, VERSION, NAMESPACE, "trainingjobs", "sft-1"
     )
     wait_for(lambda: "sft-1" not in apiserver.objects("batch/v1/jobs", NAMESPACE), what="job cleanup")
-    assert "sft-1-workers" not in apiserver.objects("v1/services", NAMESPACE)
+    wait_for(lambda: "sft-1-workers" not in apiserver.objects("v1/services", NAMESPACE), what="service cleanup")
+    events = apiserver.objects("v1/events", NAMESPACE).values()
+    assert {"JobCreated", "Running", "Succeeded"} <= {event["reason"] for event in events}

@@ -33,11 +33,46 @@ BASH_TOOL = {
     },
 }
 
-WORDS = (
-    "alpha bravo column delta export filter gamma header index join kernel ledger merge "
-    "number offset parse query range schema table unique value window yield zone sort "
-    "group pivot chart label axis scale total average median round format encode"
-).split()
+WORDS = [
+    "alpha",
+    "bravo",
+    "column",
+    "delta",
+    "export",
+    "filter",
+    "gamma",
+    "header",
+    "index",
+    "join",
+    "kernel",
+    "ledger",
+    "merge",
+    "number",
+    "offset",
+    "parse",
+    "query",
+    "range",
+    "schema",
+    "table",
+    "unique",
+    "value",
+    "window",
+    "yield",
+    "zone",
+    "sort",
+    "group",
+    "pivot",
+    "chart",
+    "label",
+    "axis",
+    "scale",
+    "total",
+    "average",
+    "median",
+    "round",
+    "format",
+    "encode",
+]
 FILES = ["report.csv", "notes.md", "data.json", "summary.txt", "config.yaml", "plot.py"]
 SKILLS = ["csv-report", "markdown-notes", "json-clean", "text-summary", "yaml-config", "plot-maker"]
 
@@ -76,7 +111,9 @@ def make_trajectory(
                 ),
             )
         )
-    steps.append(Step(step_id=len(steps) + 1, source="agent", message=f"Created /work/{name}. The task is complete.{final_note}"))
+    steps.append(
+        Step(step_id=len(steps) + 1, source="agent", message=f"Created /work/{name}. The task is complete.{final_note}")
+    )
     return Trajectory(
         session_id=f"session-{index}",
         trajectory_id=trajectory_id or f"traj-{index:04d}",

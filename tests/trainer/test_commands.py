@@ -4,10 +4,10 @@ import json
 from pathlib import Path
 
 import pytest
-
 from skillgym_core.store.local import LocalStore
 from skillgym_trainer.commands import export_command, load_chat_splits, resolve_base_model, train_command
 from skillgym_trainer.errors import DatasetError
+
 from tests.trainer.factories import populate
 
 

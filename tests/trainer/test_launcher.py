@@ -7,6 +7,7 @@ from pathlib import Path
 from skillgym_trainer.launcher import TrainingRequest, training_job_manifest
 from skillgym_trainer.service import TrainerService
 from skillgym_trainer.settings import TrainerSettings
+
 from tests.operator.apiserver import run_apiserver
 from tests.trainer.factories import envelope, make_context, store_trajectory
 
@@ -36,7 +37,10 @@ def test_threshold_submits_a_training_job(tmp_path: Path) -> None:
         assert job["spec"]["trainerConfig"]["max_steps"] == settings.max_steps
         assert service.pending_ids() == []
         # A second submission of the same run (redelivery) is accepted without a duplicate.
-        assert KubernetesLauncher(settings, api.api_client).submit(
-            TrainingRequest(job["metadata"]["name"], job["spec"]["datasetKey"], "tiny")
-        ) == f"skillgym/{job['metadata']['name']}"
+        assert (
+            KubernetesLauncher(settings, api.api_client).submit(
+                TrainingRequest(job["metadata"]["name"], job["spec"]["datasetKey"], "tiny")
+            )
+            == f"skillgym/{job['metadata']['name']}"
+        )
         assert len(api.objects("skillgym.io/v1alpha1/trainingjobs", "skillgym")) == 1

@@ -6,16 +6,15 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 import uvicorn
-
 from skillgym_trainer.export import atif_to_chat
 from skillgym_trainer.serve import create_app
 from skillgym_trainer.sft.loop import SFTConfig
 from skillgym_trainer.sft.run import RunSpec, run_sft
+
 from tests.trainer.factories import BASH_TOOL, make_trajectory
 
 

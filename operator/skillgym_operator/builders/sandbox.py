@@ -36,7 +36,9 @@ from skillgym_operator.spec import SandboxRunSpec
 # $1.. is the command. The wrapper is the container's PID 1, so on timeout ``kill -1`` takes down
 # every other process in the container (the whole command tree) and leaves the wrapper to report;
 # the outcome file doubles as the container's termination message.
-RUN_WRAPPER = f"io={IO_DIR}\n" + """\
+RUN_WRAPPER = (
+    f"io={IO_DIR}\n"
+    + """\
 in=/dev/null; [ -f "$io/stdin" ] && in="$io/stdin"
 "$@" <"$in" >"$io/stdout" 2>"$io/stderr" &
 child=$!
@@ -51,6 +53,7 @@ kill -KILL "$timer" 2>/dev/null
 echo "$code" >"$io/exit_code.tmp" && mv "$io/exit_code.tmp" "$io/exit_code"
 exit "$code"
 """
+)
 
 
 def pod_name(run_name: str, attempt: int) -> str:

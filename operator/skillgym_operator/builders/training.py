@@ -100,7 +100,7 @@ def training_job(job: dict[str, Any], spec: TrainingJobSpec, settings: OperatorS
     pod_labels = labels("training", **{LABEL_TRAINING: name})
     limits: dict[str, Any] = {"cpu": spec.resources.cpu, "memory": spec.resources.memory}
     if spec.gpus:
-        limits["nvidia.com/gpu"] = spec.gpus
+        limits["nvidia.com/gpu"] = str(spec.gpus)
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "subdomain": service_name(name),

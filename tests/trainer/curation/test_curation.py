@@ -3,7 +3,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from skillgym_core.store.local import LocalStore
 from skillgym_trainer.curation.balance import balance, cap_per_task
 from skillgym_trainer.curation.build import CurationConfig, curate
@@ -14,7 +13,8 @@ from skillgym_trainer.curation.records import Candidate, load_candidates
 from skillgym_trainer.curation.split import split_by_skill
 from skillgym_trainer.errors import DatasetError
 from skillgym_trainer.tokens import count_example
-from tests.trainer.factories import populate, store_trajectory
+
+from tests.trainer.factories import populate
 
 
 @pytest.fixture

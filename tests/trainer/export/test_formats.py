@@ -4,12 +4,12 @@ import json
 from pathlib import Path
 
 import pytest
-
 from skillgym_core.store.local import LocalStore
 from skillgym_trainer.curation.build import CurationConfig, build_dataset
 from skillgym_trainer.errors import DatasetError
 from skillgym_trainer.export import atif_to_chat
 from skillgym_trainer.export.formats import export_splits, to_sharegpt, to_swift
+
 from tests.trainer.factories import make_trajectory, populate
 
 

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import torch
-
 from skillgym_trainer.export import atif_to_chat
 from skillgym_trainer.sft.chat_template import parse_assistant_text
 from skillgym_trainer.sft.data import IGNORE_INDEX, pack, tokenize_all, tokenize_example
 from skillgym_trainer.sft.models import tiny_llama
 from skillgym_trainer.sft.run import corpus_texts
 from skillgym_trainer.sft.tokenizer import cached_tokenizer, train_tokenizer
+
 from tests.trainer.factories import make_trajectory
 
 EXAMPLES = [atif_to_chat(make_trajectory(i, turns=1 + i % 3)) for i in range(6)]
@@ -57,8 +57,12 @@ def test_template_round_trip_through_the_parser() -> None:
             parsed = parse_assistant_text(body)
             assert parsed["content"] == message["content"]
             assert parsed.get("reasoning_content") == message.get("reasoning_content")
-            want = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in message.get("tool_calls", [])]
-            got = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in parsed.get("tool_calls", [])]
+            want = [
+                (c["function"]["name"], json.loads(c["function"]["arguments"])) for c in message.get("tool_calls", [])
+            ]
+            got = [
+                (c["function"]["name"], json.loads(c["function"]["arguments"])) for c in parsed.get("tool_calls", [])
+            ]
             assert got == want
 
 

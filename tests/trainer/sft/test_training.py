@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from prometheus_client import REGISTRY
-
 from skillgym_trainer.export import atif_to_chat
 from skillgym_trainer.sft.loop import SFTConfig, lr_factor
 from skillgym_trainer.sft.run import LoraSpec, RunSpec, run_sft
+
 from tests.trainer.factories import make_trajectory
 
 EXAMPLES = [atif_to_chat(make_trajectory(i)) for i in range(8)]
@@ -35,10 +35,16 @@ def test_loss_falls_on_held_out_and_metrics_are_exported(tmp_path: Path) -> None
 def test_resume_continues_the_same_curve(tmp_path: Path) -> None:
     base = dict(tokens_per_batch=512, checkpoint_every=3)
     straight = run_sft(
-        EXAMPLES, RunSpec(**base, sft=SFTConfig(max_steps=6)), tmp_path / "a", tmp_path / "cache"  # type: ignore[arg-type]
+        EXAMPLES,
+        RunSpec(**base, sft=SFTConfig(max_steps=6)),
+        tmp_path / "a",
+        tmp_path / "cache",  # type: ignore[arg-type]
     )
     first = run_sft(
-        EXAMPLES, RunSpec(**base, sft=SFTConfig(max_steps=3)), tmp_path / "b", tmp_path / "cache"  # type: ignore[arg-type]
+        EXAMPLES,
+        RunSpec(**base, sft=SFTConfig(max_steps=3)),
+        tmp_path / "b",
+        tmp_path / "cache",  # type: ignore[arg-type]
     )
     assert not (tmp_path / "b" / "checkpoints").exists()  # the last step is the final model, not a checkpoint
     run_sft(EXAMPLES, RunSpec(**base, sft=SFTConfig(max_steps=6)), tmp_path / "c", tmp_path / "cache")  # type: ignore[arg-type]

@@ -32,6 +32,12 @@ NETWORK_RULES = [
          r"[\w.-]*\.amazonaws\.com|graph\.microsoft\.com)[\w./-]*", ["http"], "scripts"),
     rule("runtime.network.socket", r"\bsocket\.(?:create_connection|socket)\(|\bnew WebSocket\(|\bwebsockets?\.connect\(|"
          r"\bsmtplib\.SMTP(?:_SSL)?\(", ["socket", "smtplib"], "scripts"),
+    rule("runtime.network.remote_cli", r"\b(?:gh\s+(?:pr|run|api|auth|repo|issue|release|workflow)|"
+         r"gcloud\s+[a-z]|aws\s+(?:s3|ec2|lambda|iam|sts|configure|cloudformation|ecr|eks)\b|"
+         r"az\s+(?:login|account|group|vm|storage|aks)|git\s+(?:push|pull|fetch)|"
+         r"docker\s+(?:pull|push|login))\b",
+         ["gh ", "gcloud ", "aws ", "az ", "git push", "git pull", "git fetch", "docker pull", "docker push",
+          "docker login"], "instructions", human_docs=False),
     rule("runtime.network.mcp", r"\bmcp__\w+|\bMCP server\b|`[A-Z][A-Za-z]+:[a-z][a-z0-9]*(?:-[a-z0-9]+)+`",
          [], "instructions", human_docs=False),
 ]
