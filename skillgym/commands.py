@@ -33,6 +33,15 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0 if all(record.get("valid") for record in records) else 1
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from skillgym_sampler.report import build_report
+
+    report = build_report(args.run_dir, args.out, include_reference=args.include_reference, plots=not args.no_plots)
+    out = Path(args.out)
+    console.print(f"Report: {out / 'report.html'} ({len(report)} sections); data in {out / 'report.json'}")
+    return 0
+
+
 def register(sub: Any) -> None:
     """Attach the stage commands to the top-level parser."""
     validate = sub.add_parser("validate", help="prove v(x0)=0 and v(solution)=1 and label skill dependence")
@@ -42,3 +51,10 @@ def register(sub: Any) -> None:
     validate.add_argument("-k", type=int, help="baseline runs with and without the skill")
     validate.add_argument("--json", action="store_true", help="one JSON record per task on stdout")
     validate.set_defaults(func=_cmd_validate)
+
+    report = sub.add_parser("report", help="dataset statistics (JSON + HTML with plots) of a run")
+    report.add_argument("run_dir", type=Path, help="a run directory (holding store/) or a store root")
+    report.add_argument("--out", type=Path, required=True)
+    report.add_argument("--include-reference", action="store_true", help="count oracle and nop runs too")
+    report.add_argument("--no-plots", action="store_true")
+    report.set_defaults(func=_cmd_report)

@@ -25,3 +25,17 @@ def test_validate_prints_one_json_record_per_task(tmp_path: Path, capsys: pytest
     by_valid = {record["valid"]: record for record in records}
     assert by_valid[True]["label"] in {"verifier-passed", "skill-dep", "unlabelled"}
     assert any("nop_passes" in reason for reason in by_valid[False]["reasons"])
+
+
+@pytest.mark.slow
+def test_run_then_report_writes_html_json_and_plots(tmp_path: Path) -> None:
+    from skillgym.embedded import EmbeddedOptions, run_pipeline
+    from tests.e2e.conftest import EXAMPLE_SKILLS
+
+    run_pipeline([EXAMPLE_SKILLS / "config-merge"], tmp_path / "run", EmbeddedOptions(train=False))
+    assert main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "report"), "--include-reference"]) == 0
+
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert (tmp_path / "report" / "report.html").read_text().count("<img") >= 1
+    assert list((tmp_path / "report").glob("*.png"))
+    assert report

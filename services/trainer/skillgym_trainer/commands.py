@@ -68,7 +68,10 @@ def resolve_base_model(base_model: str) -> tuple[str, str | None]:
             package_dir, gguf_file = _smollm2_gguf()
             model, tokenizer = load_pretrained(package_dir, gguf_file)
             staging = Path(tempfile.mkdtemp(prefix="smollm2-", dir=_ensure(converted.parent)))
-            model.to(torch.bfloat16).save_pretrained(str(staging))
+            for param in model.parameters():
+                param.data = param.data.to(torch.bfloat16)
+            model.config.dtype = torch.bfloat16
+            model.save_pretrained(str(staging))
             tokenizer.save_pretrained(str(staging))
             if converted.exists():  # another process converted it meanwhile
                 shutil.rmtree(staging)

@@ -25,7 +25,7 @@ def _assistant_bodies(example: dict) -> list[str]:
     for message in example["messages"]:
         if message["role"] != "assistant" or message.get("weight", 1) == 0:
             continue
-        rendered = TOKENIZER.apply_chat_template([message], tokenize=False)
+        rendered = str(TOKENIZER.apply_chat_template([message], tokenize=False))
         bodies.append(rendered.split("<|im_start|>assistant\n", 1)[1].rstrip("\n"))
     return bodies
 
@@ -53,7 +53,7 @@ def test_template_round_trip_through_the_parser() -> None:
         for message in example["messages"]:
             if message["role"] != "assistant":
                 continue
-            body = TOKENIZER.apply_chat_template([message], tokenize=False).split("assistant\n", 1)[1]
+            body = str(TOKENIZER.apply_chat_template([message], tokenize=False)).split("assistant\n", 1)[1]
             parsed = parse_assistant_text(body)
             assert parsed["content"] == message["content"]
             assert parsed.get("reasoning_content") == message.get("reasoning_content")

@@ -60,7 +60,7 @@ def load_pretrained(
     tokenizer.eos_token = "<|im_end|>"
     # A GGUF checkpoint is dequantised on load; drop the quantiser so the result saves as plain weights.
     if getattr(model, "hf_quantizer", None) is not None:
-        model.hf_quantizer = None
+        model.hf_quantizer = None  # type: ignore[assignment]
     if getattr(model.config, "quantization_config", None) is not None:
         del model.config.quantization_config
     return model, tokenizer
