@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import kopf
 from skillgym_core import keys
@@ -64,11 +64,13 @@ def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
 
 
 @kopf.index("pods", labels={LABEL_RUN: kopf.PRESENT, **MANAGED}, id="active_sandbox_pods")
-def active_sandbox_pods(namespace: str, name: str, status: Any, **_: Any) -> dict[str, str] | None:
+def active_sandbox_pods(namespace: str | None, name: str, status: Any, **_: Any) -> dict[str, str] | None:
+    namespace = namespace or "default"
     return None if status.get("phase") in TERMINAL_PHASES else {namespace: name}
 
 
-def _resolve_image(spec: SandboxRunSpec, namespace: str, patch: kopf.Patch) -> str:
+def _resolve_image(spec: SandboxRunSpec, namespace: str | None, patch: kopf.Patch) -> str:
+    namespace = namespace or "default"
     if spec.image:
         return spec.image
     if spec.build is None:
@@ -101,15 +103,21 @@ def _start_attempt(run: dict[str, Any], spec: SandboxRunSpec, image: str, attemp
 
 @kopf.on.create(GROUP, VERSION, SANDBOX_RUNS, id="start-sandbox-run")
 def start_sandbox_run(
-    body: kopf.Body, spec: kopf.Spec, namespace: str, patch: kopf.Patch, active_sandbox_pods: kopf.Index, **_: Any
+    body: kopf.Body,
+    spec: kopf.Spec,
+    namespace: str | None,
+    patch: kopf.Patch,
+    active_sandbox_pods: kopf.Index[str, str] | None = None,
+    **_: Any,
 ) -> None:
+    namespace = namespace or "default"
     try:
         run_spec = parse_sandbox_run(dict(spec))
     except InvalidSpecError as exc:
         patch.status.update({"phase": "Failed", "outcome": "error", "reason": exc.reason, "message": str(exc)})
         kopf.warn(body, reason="InvalidSpec", message=str(exc.details.get("errors"))[:1000])
         raise kopf.PermanentError(str(exc)) from exc
-    active = len(active_sandbox_pods.get(namespace, []))
+    active = len(active_sandbox_pods.get(namespace, [])) if active_sandbox_pods is not None else 0
     if active >= SETTINGS.max_active_runs_per_namespace:
         patch.status.update({"phase": "Queued", "message": f"{active} runs active in {namespace}"})
         raise kopf.TemporaryError("namespace quota reached", delay=SETTINGS.queue_retry_s)
@@ -127,7 +135,8 @@ def start_sandbox_run(
 
 
 @kopf.on.event("pods", labels={LABEL_RUN: kopf.PRESENT, **MANAGED}, id="sandbox-pod-event")
-def sandbox_pod_event(event: dict[str, Any], body: kopf.Body, namespace: str, labels: Any, **_: Any) -> None:
+def sandbox_pod_event(event: kopf.RawEvent, body: kopf.Body, namespace: str | None, labels: Any, **_: Any) -> None:
+    namespace = namespace or "default"
     run_name, attempt = labels[LABEL_RUN], int(labels.get(LABEL_ATTEMPT, "1"))
     run = kube.get_custom(SANDBOX_RUNS, namespace, run_name)
     if run is None or run["metadata"].get("deletionTimestamp"):
@@ -154,7 +163,11 @@ def sandbox_pod_event(event: dict[str, Any], body: kopf.Body, namespace: str, la
     kube.patch_custom_status(SANDBOX_RUNS, namespace, run_name, update)
     if update["phase"] in TERMINAL_PHASES or update["phase"] == "Retrying":
         emit = kopf.info if update["phase"] == "Succeeded" else kopf.warn
-        emit(run, reason=str(update.get("reason") or update["phase"]), message=str(update.get("message", "")))
+        emit(
+            cast(kopf.Body, run),
+            reason=str(update.get("reason") or update["phase"]),
+            message=str(update.get("message", "")),
+        )
     if update["phase"] in TERMINAL_PHASES and SETTINGS.finished_pod_ttl_s == 0:
         kube.ignore_missing(kube.core().delete_namespaced_pod, body["metadata"]["name"], namespace)
         kube.patch_custom_status(SANDBOX_RUNS, namespace, run_name, {"podDeleted": True})
@@ -162,8 +175,9 @@ def sandbox_pod_event(event: dict[str, Any], body: kopf.Body, namespace: str, la
 
 @kopf.timer(GROUP, VERSION, SANDBOX_RUNS, interval=SETTINGS.housekeeping_interval_s, id="sandbox-housekeeping")
 def sandbox_housekeeping(
-    body: kopf.Body, spec: kopf.Spec, status: kopf.Status, namespace: str, name: str, **_: Any
+    body: kopf.Body, spec: kopf.Spec, status: kopf.Status, namespace: str | None, name: str, **_: Any
 ) -> None:
+    namespace = namespace or "default"
     now = datetime.now(UTC)
     current = dict(status)
     if retry_due(current, now):
@@ -186,7 +200,8 @@ def sandbox_housekeeping(
 
 
 @kopf.on.delete(GROUP, VERSION, SANDBOX_RUNS, id="cleanup-sandbox-run")
-def cleanup_sandbox_run(name: str, namespace: str, **_: Any) -> None:
+def cleanup_sandbox_run(name: str, namespace: str | None, **_: Any) -> None:
+    namespace = namespace or "default"
     kube.delete_pods(namespace, {LABEL_RUN: name, **MANAGED})
     kube.ignore_missing(
         kube.networking().delete_namespaced_network_policy, builders.network_policy_name(name), namespace
@@ -194,7 +209,8 @@ def cleanup_sandbox_run(name: str, namespace: str, **_: Any) -> None:
 
 
 @kopf.on.create(GROUP, VERSION, TRAINING_JOBS, id="start-training-job")
-def start_training_job(body: kopf.Body, spec: kopf.Spec, namespace: str, patch: kopf.Patch, **_: Any) -> None:
+def start_training_job(body: kopf.Body, spec: kopf.Spec, namespace: str | None, patch: kopf.Patch, **_: Any) -> None:
+    namespace = namespace or "default"
     try:
         job_spec = parse_training_job(dict(spec))
     except InvalidSpecError as exc:
@@ -219,7 +235,8 @@ def start_training_job(body: kopf.Body, spec: kopf.Spec, namespace: str, patch: 
 
 
 @kopf.on.event("batch", "v1", "jobs", labels={LABEL_TRAINING: kopf.PRESENT, **MANAGED}, id="training-job-event")
-def training_job_event(body: kopf.Body, namespace: str, labels: Any, **_: Any) -> None:
+def training_job_event(body: kopf.Body, namespace: str | None, labels: Any, **_: Any) -> None:
+    namespace = namespace or "default"
     name = labels[LABEL_TRAINING]
     training = kube.get_custom(TRAINING_JOBS, namespace, name)
     if training is None or training["metadata"].get("deletionTimestamp"):
@@ -232,11 +249,12 @@ def training_job_event(body: kopf.Body, namespace: str, labels: Any, **_: Any) -
         TRAINING_JOBS, namespace, name, {"phase": phase, "message": message, "updatedAt": now_iso()}
     )
     if phase != status.get("phase"):
-        (kopf.warn if phase == "Failed" else kopf.info)(training, reason=phase, message=message)
+        (kopf.warn if phase == "Failed" else kopf.info)(cast(kopf.Body, training), reason=phase, message=message)
 
 
 @kopf.timer(GROUP, VERSION, TRAINING_JOBS, interval=SETTINGS.training_progress_interval_s, id="training-progress")
-def training_progress_timer(name: str, namespace: str, status: kopf.Status, **_: Any) -> None:
+def training_progress_timer(name: str, namespace: str | None, status: kopf.Status, **_: Any) -> None:
+    namespace = namespace or "default"
     if status.get("phase") not in ("Running", "Succeeded") or status.get("progressFinal"):
         return
     store = make_store(CommonSettings())
@@ -251,7 +269,8 @@ def training_progress_timer(name: str, namespace: str, status: kopf.Status, **_:
 
 
 @kopf.on.delete(GROUP, VERSION, TRAINING_JOBS, id="cleanup-training-job")
-def cleanup_training_job(name: str, namespace: str, **_: Any) -> None:
+def cleanup_training_job(name: str, namespace: str | None, **_: Any) -> None:
+    namespace = namespace or "default"
     kube.ignore_missing(kube.batch().delete_namespaced_job, name, namespace, propagation_policy="Background")
     kube.delete_pods(namespace, {LABEL_TRAINING: name, **MANAGED})
     kube.ignore_missing(kube.core().delete_namespaced_service, training.service_name(name), namespace)

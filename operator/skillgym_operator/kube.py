@@ -83,11 +83,14 @@ def patch_custom_status(plural: str, namespace: str, name: str, status: dict[str
 def delete_pods(namespace: str, match_labels: dict[str, str]) -> list[str]:
     """Delete every pod carrying all of ``match_labels``; return their names."""
     selector = ",".join(f"{key}={value}" for key, value in sorted(match_labels.items()))
+    pods = kubernetes.client.ApiClient().sanitize_for_serialization(
+        core().list_namespaced_pod(namespace, label_selector=selector).items
+    )
     names = [
-        pod.metadata.name
-        for pod in core().list_namespaced_pod(namespace, label_selector=selector).items
+        str(pod["metadata"]["name"])
+        for pod in pods
         # Re-checked here so a server that ignores the selector cannot widen the deletion.
-        if all((pod.metadata.labels or {}).get(k) == v for k, v in match_labels.items())
+        if all((pod["metadata"].get("labels") or {}).get(k) == v for k, v in match_labels.items())
     ]
     for name in names:
         ignore_missing(core().delete_namespaced_pod, name, namespace)

@@ -7,7 +7,13 @@ a *fresh copy* of the final workspace with its own read-only ``/tests`` and an e
 ``/logs/verifier``, so reward files the agent pre-wrote are discarded. Protected inputs are
 checksummed before the verifier runs; a changed one fails the run as ``tampered_inputs``.
 Everything the host reads back from a sandbox-written tree is read without following links
-(see :mod:`skillgym_core.sandbox.workspace`)."""
+(see :mod:`skillgym_core.sandbox.workspace`).
+
+With an :class:`~skillgym_core.envbuild.EnvironmentProvider`, every run (solution, agent
+commands, verifier) also gets the task's built environment, mounted read-only with its
+``bin`` first on PATH. A task with ``tests/eval_spec.json`` is graded by its weighted rubric:
+``test.sh``'s deterministic item scores combined with LLM-judge scores (see
+:mod:`skillgym_core.rubric`)."""
 
 from __future__ import annotations
 
@@ -18,8 +24,12 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 from skillgym_core.contracts.task import AGENT_WORKDIR, TaskConfig, TaskDir
+from skillgym_core.envbuild.provider import EnvironmentBuildError, EnvironmentProvider, PreparedEnvironment
+from skillgym_core.errors import ContractError
+from skillgym_core.rubric import EvalJudge, EvalSpec, RubricScore, load_eval_spec, score_rubric
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, Sandbox, SandboxResult
 from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.sandbox.workspace import (
@@ -36,6 +46,7 @@ MAX_PROTECTED_INPUT_BYTES = 1 << 30
 # The verifier runs with the agent's files as its working directory: never let Python put
 # that directory first on sys.path, or a planted ``pytest.py`` would grade itself.
 VERIFIER_ENV = {"PYTHONSAFEPATH": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+JUDGE_FROM_ROLE: Literal["from_role"] = "from_role"
 
 
 @dataclass
@@ -47,9 +58,17 @@ class VerifierOutcome:
     result: SandboxResult | None
     tampered: list[str] = field(default_factory=list)
     skipped_files: list[str] = field(default_factory=list)
+    rubric: dict[str, Any] | None = None  # per-item scores when the task has tests/eval_spec.json
+    detail: str = ""  # why the verifier could not run, when no sandbox result says it
 
     def to_dict(self) -> dict[str, object]:
+        extra: dict[str, object] = {}
+        if self.rubric is not None:
+            extra["rubric"] = self.rubric
+        if self.detail:
+            extra["detail"] = self.detail
         return {
+            **extra,
             "reward": self.reward,
             "rewards": self.rewards,
             "passed": self.passed,
@@ -64,8 +83,25 @@ class VerifierOutcome:
         }
 
     @classmethod
-    def failed(cls, failure_type: str, result: SandboxResult | None = None, **extra: list[str]) -> VerifierOutcome:
-        return cls(0.0, {"reward": 0.0}, False, failure_type, result, **extra)
+    def failed(
+        cls,
+        failure_type: str,
+        result: SandboxResult | None = None,
+        *,
+        tampered: list[str] | None = None,
+        skipped_files: list[str] | None = None,
+        detail: str = "",
+    ) -> VerifierOutcome:
+        return cls(0.0, {"reward": 0.0}, False, failure_type, result, list(tampered or []), list(skipped_files or []),
+                   detail=detail)
+
+
+def environment_failure(exc: EnvironmentBuildError) -> SandboxResult:
+    """The result of a run that could not start because the task's environment did not build."""
+    tail = exc.log_tail.strip()[-2000:]
+    message = f"environment build failed ({exc.reason}): {exc}" + (f"\n{tail}" if tail else "")
+    return SandboxResult(Outcome.SANDBOX_ERROR, None, "", message, 0.0, detail={"reason": "environment_error",
+                                                                           "environment": exc.to_dict()})
 
 
 def sha256_file(path: Path) -> str:
@@ -108,11 +144,18 @@ class TaskRunner:
         pass_threshold: float = 1.0,
         max_workspace_bytes: int = 512 * 1024 * 1024,
         max_workspace_files: int = 50_000,
+        environment: EnvironmentProvider | None = None,
+        judge: EvalJudge | Literal["from_role"] | None = JUDGE_FROM_ROLE,
     ) -> None:
+        """``environment`` builds (or finds cached) each task's environment; ``judge`` scores
+        ``llm_judge`` rubric items (by default the ``judge`` role's endpoint, made on first
+        use; None: judge items score 0 and the outcome says no judge was configured)."""
         self.sandbox = sandbox
         self.pass_threshold = pass_threshold
         self.max_workspace_bytes = max_workspace_bytes
         self.max_workspace_files = max_workspace_files
+        self.environment = environment
+        self._judge = judge
         self._configs: dict[Path, tuple[tuple[int, int], TaskConfig]] = {}
 
     def config(self, task: TaskDir) -> TaskConfig:
@@ -137,22 +180,58 @@ class TaskRunner:
             self._copy(task.workspace, workspace)
         return workspace
 
+    def prepare_environment(self, task: TaskDir) -> PreparedEnvironment | None:
+        """The task's environment (None without a provider or requirements); raises
+        :class:`EnvironmentBuildError` when it cannot be built."""
+        if self.environment is None:
+            return None
+        return self.environment.prepare(task, timeout_s=self.config(task).environment.build_timeout_sec)
+
+    def environment_extras(
+        self, task: TaskDir, env: Mapping[str, str] | None = None
+    ) -> tuple[list[Mount], Mapping[str, str] | None]:
+        """Extra mounts and the run environment for a command of ``task`` run outside this
+        class's methods (harnesses that call the sandbox directly); raises EnvironmentBuildError."""
+        prepared = self.prepare_environment(task)
+        return ([], env) if prepared is None else (prepared.mounts(), prepared.run_env(env))
+
+    def _run_in_environment(
+        self, task: TaskDir, command: list[str], mounts: list[Mount], env: Mapping[str, str] | None, timeout_s: float
+    ) -> SandboxResult:
+        try:
+            extra_mounts, run_env = self.environment_extras(task, env)
+        except EnvironmentBuildError as exc:
+            return environment_failure(exc)
+        return self.sandbox.run(
+            command,
+            mounts=[*mounts, *extra_mounts],
+            workdir=AGENT_WORKDIR,
+            env=run_env,
+            limits=self._limits(task, timeout_s),
+        )
+
+    def _eval_judge(self) -> EvalJudge | None:
+        if self._judge == JUDGE_FROM_ROLE:
+            self._judge = EvalJudge.for_role("judge")
+        return self._judge if isinstance(self._judge, EvalJudge) else None
+
     def _limits(self, task: TaskDir, timeout_s: float) -> Limits:
         env = self.config(task).environment
         return Limits(wall_s=timeout_s, memory_mb=env.memory_mb or 2048, cpus=float(env.cpus) if env.cpus else None)
 
     def run_solution(self, task: TaskDir, workspace: Path) -> SandboxResult:
         timeout = self.config(task).agent.timeout_sec
-        return self.sandbox.run(
+        return self._run_in_environment(
+            task,
             ["bash", "/solution/solve.sh"],
-            mounts=[
+            [
                 Mount(workspace, AGENT_WORKDIR, writable=True),
                 Mount(task.solution, "/solution"),
                 # the oracle sees the skill where the agent does (the image copies it to skills_dir)
                 *([Mount(task.skills, SKILLS_MOUNT)] if task.skills.is_dir() else []),
             ],
-            workdir=AGENT_WORKDIR,
-            limits=self._limits(task, timeout),
+            None,
+            timeout,
         )
 
     def run_agent_command(
@@ -168,13 +247,7 @@ class TaskRunner:
         mounts = [Mount(workspace, AGENT_WORKDIR, writable=True)]
         if skills is not None and skills.is_dir():
             mounts.append(Mount(skills, SKILLS_MOUNT))
-        return self.sandbox.run(
-            ["bash", "-lc", command],
-            mounts=mounts,
-            workdir=AGENT_WORKDIR,
-            env=env,
-            limits=self._limits(task, timeout_s),
-        )
+        return self._run_in_environment(task, ["bash", "-lc", command], mounts, env, timeout_s)
 
     def tampered_inputs(self, task: TaskDir, workspace: Path) -> list[str]:
         """Protected inputs that are missing, not regular files, or changed."""
@@ -194,7 +267,17 @@ class TaskRunner:
         config = self.config(task)
         if not (task.tests / "test.sh").is_file():
             return VerifierOutcome.failed("tests_missing")
+        try:
+            spec = load_eval_spec(task.tests)
+        except ContractError as exc:
+            return VerifierOutcome.failed("verifier_eval_spec_invalid", detail=str(exc))
+        try:
+            extra_mounts, verifier_env = self.environment_extras(task, VERIFIER_ENV)
+        except EnvironmentBuildError as exc:
+            not_built = environment_failure(exc)
+            return VerifierOutcome.failed("environment_error", not_built, detail=not_built.stderr)
         tampered = self.tampered_inputs(task, workspace)
+        rubric: RubricScore | None = None
         scratch = Path(tempfile.mkdtemp(prefix="verify-"))
         try:
             trusted = scratch / "app"
@@ -210,12 +293,16 @@ class TaskRunner:
                     Mount(trusted, AGENT_WORKDIR, writable=True),
                     Mount(task.tests, "/tests"),
                     Mount(logs, "/logs", writable=True),
+                    *extra_mounts,
                 ],
                 workdir=AGENT_WORKDIR,
-                env=VERIFIER_ENV,
+                env=verifier_env,
                 limits=self._limits(task, config.verifier.timeout_sec),
             )
             parsed = read_reward(logs / "verifier")
+            if spec is not None and parsed is not None and result.outcome is Outcome.OK and not tampered:
+                # judged while the trusted copy still exists; the judge only reads its files
+                rubric = self._score_rubric(task, spec, parsed[1], trusted)
             if keep_logs is not None:
                 self._keep(logs / "verifier", keep_logs)
         finally:
@@ -227,10 +314,21 @@ class TaskRunner:
         if parsed is None:
             return VerifierOutcome.failed("reward_file_missing", result, skipped_files=skipped)
         reward, rewards = parsed
+        if rubric is not None:
+            failure = None if rubric.passed else "judge_unavailable" if rubric.hinges_on_judge else "verifier_rejected"
+            return VerifierOutcome(
+                rubric.reward, {**rewards, **rubric.scores(), "reward": rubric.reward}, rubric.passed, failure,
+                result, skipped_files=skipped, rubric=rubric.to_dict(),
+            )  # fmt: skip
         passed = reward >= self.pass_threshold
         return VerifierOutcome(
             reward, rewards, passed, None if passed else "verifier_rejected", result, skipped_files=skipped
         )
+
+    def _score_rubric(self, task: TaskDir, spec: EvalSpec, rewards: dict[str, float], trusted: Path) -> RubricScore:
+        judge = self._eval_judge() if spec.judge_items else None
+        instruction = task.instruction() if (task.root / "instruction.md").is_file() else ""
+        return score_rubric(spec, rewards, judge=judge, workspace=trusted, instruction=instruction)
 
     def _keep(self, logs: Path, destination: Path) -> None:
         try:

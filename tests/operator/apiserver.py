@@ -2,7 +2,8 @@
 plus a kubeconfig pointing at it, so the real operator and real API clients can talk to it.
 
 The emulator stores objects as sent; like a real API server, this one also fills in the
-server-side metadata (namespace from the URL, uid, creationTimestamp, resourceVersion)."""
+server-side metadata on creation (namespace from the URL, generated names, uid,
+creationTimestamp, resourceVersion)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ class ApiServerEmulator(kmock.KubernetesEmulator):
                 meta.setdefault("uid", str(uuid.uuid4()))
                 meta.setdefault("creationTimestamp", datetime.now(UTC).isoformat(timespec="seconds"))
                 meta.setdefault("generation", 1)
-            if request.action in (enums.action.CREATE, enums.action.UPDATE):
+                # Set once: the emulator cannot answer a stale optimistic-lock test with a 409.
                 meta["resourceVersion"] = str(self._version)
         return await super()._handle(request)
 

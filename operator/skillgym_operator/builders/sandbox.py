@@ -99,7 +99,10 @@ def active_deadline_s(spec: SandboxRunSpec, settings: OperatorSettings) -> int:
 
 
 def _runner_container(name: str, args: list[str], spec: SandboxRunSpec, settings: OperatorSettings) -> dict[str, Any]:
-    volume_mounts = [{"name": "io", "mountPath": IO_DIR}, {"name": "runner-tmp", "mountPath": "/tmp"}]
+    volume_mounts: list[dict[str, Any]] = [
+        {"name": "io", "mountPath": IO_DIR},
+        {"name": "runner-tmp", "mountPath": "/tmp"},
+    ]
     volume_mounts += [
         {"name": mount_volume(i), "mountPath": mount_stage_path(i), "readOnly": name == PUSH_CONTAINER}
         for i in range(len(spec.mounts))

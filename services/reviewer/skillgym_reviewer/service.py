@@ -16,11 +16,13 @@ from skillgym_core.context import ServiceContext
 from skillgym_core.contracts import topics
 from skillgym_core.contracts.events import EnvBuilt, Envelope, EnvFeedback, EnvReviewed, Payload
 from skillgym_core.contracts.task import TaskConfig, TaskDir
+from skillgym_core.envbuild import EnvironmentProvider, LocalVenvProvider, PipSource
 from skillgym_core.llm import LLMClient, LLMSettings
 from skillgym_core.store.base import put_json
 from skillgym_core.taskrun import TaskRunner
 
 from skillgym_reviewer.gates.conformance import conformance_gate
+from skillgym_reviewer.gates.environment import environment_gate
 from skillgym_reviewer.gates.llm_review import LLMReviewGate
 from skillgym_reviewer.gates.quality import ExtraGate, QualityGates
 from skillgym_reviewer.gates.validity import run_validity
@@ -41,7 +43,8 @@ class ReviewerService:
     def __init__(self, ctx: ServiceContext, settings: ReviewerSettings | None = None) -> None:
         self.ctx = ctx
         self.settings = settings or ReviewerSettings()
-        self.runner = TaskRunner(ctx.sandbox)
+        self.environment = environment_provider(self.settings, ctx.sandbox.name)
+        self.runner = TaskRunner(ctx.sandbox, environment=self.environment)
         extra: list[ExtraGate] = []
         if self.settings.reviewer_llm_base_url:
             client = LLMClient(
@@ -69,6 +72,8 @@ class ReviewerService:
         config: TaskConfig | None = None
         if gates[0].passed:
             config = task.config()
+            gates.append(environment_gate(task, self.environment))
+        if all(gate.passed for gate in gates):
             workdir = Path(tempfile.mkdtemp(prefix="review-", dir=self.ctx.scratch))
             try:
                 validity, evidence = run_validity(task, self.runner, workdir)
@@ -130,8 +135,20 @@ class ReviewerService:
         return outputs
 
 
+def environment_provider(settings: ReviewerSettings, sandbox_name: str) -> EnvironmentProvider | None:
+    """The cached-venv builder, for the local sandbox (other backends mount no host paths)."""
+    if not settings.reviewer_env_build or sandbox_name != "local":
+        return None
+    source = PipSource(
+        index_url=settings.reviewer_env_index_url,
+        find_links=tuple(settings.reviewer_env_find_links),
+        no_index=settings.reviewer_env_no_index,
+    )
+    return LocalVenvProvider(settings.reviewer_env_cache, source=source)
+
+
 def gate_names(report: ReviewReport) -> list[str]:
     return [gate.gate for gate in report.gates]
 
 
-__all__ = ["GateResult", "ReviewerService", "dropped_key", "gate_names"]
+__all__ = ["GateResult", "ReviewerService", "dropped_key", "environment_provider", "gate_names"]

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import urllib3
 from pydantic import Field
 
 from skillgym_core import keys
@@ -231,6 +232,7 @@ class KubernetesSandbox:
                     PLURAL,
                     field_selector=f"metadata.name={run_name}",
                     timeout_seconds=max(1, int(min(remaining, 300))),
+                    _request_timeout=max(1.0, min(remaining, 300.0)) + 5,
                 ):
                     obj = event.get("object") or {}
                     if (obj.get("metadata") or {}).get("name") != run_name:
@@ -242,6 +244,8 @@ class KubernetesSandbox:
                         return last
                     if time.monotonic() >= deadline:
                         break
+            except (urllib3.exceptions.ReadTimeoutError, urllib3.exceptions.ProtocolError):
+                continue  # an idle or dropped watch: open a new one while time remains
             finally:
                 watch.stop()
         raise SandboxError(

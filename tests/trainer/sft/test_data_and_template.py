@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
+import pytest
 import torch
 from skillgym_trainer.export import atif_to_chat
+from skillgym_trainer.sft.attention import packed_attention
 from skillgym_trainer.sft.chat_template import parse_assistant_text
 from skillgym_trainer.sft.data import IGNORE_INDEX, pack, tokenize_all, tokenize_example
 from skillgym_trainer.sft.models import tiny_llama
@@ -85,15 +88,18 @@ def test_packing_is_padding_free_and_restarts_positions() -> None:
             assert batch.labels[0, start] == IGNORE_INDEX
 
 
-def test_packed_forward_has_no_cross_example_attention() -> None:
+@pytest.mark.parametrize("per_example_attention", [False, True])
+def test_packed_forward_has_no_cross_example_attention(per_example_attention: bool) -> None:
     model = tiny_llama(len(TOKENIZER), seed=1).eval()
     tokenized = tokenize_all(EXAMPLES[:3], TOKENIZER, 10_000)
     (batch,) = pack(tokenized, sum(len(t) for t in tokenized))
-    with torch.no_grad():
+    context = packed_attention(model) if per_example_attention else contextlib.nullcontext()
+    with torch.no_grad(), context:
         packed = model(input_ids=batch.input_ids, position_ids=batch.position_ids, use_cache=False).logits[0]
         ends = [*batch.boundaries[1:], batch.tokens]
         for start, end in zip(batch.boundaries, ends, strict=True):
             alone = model(input_ids=batch.input_ids[:, start:end], use_cache=False).logits[0]
+            assert model.config._attn_implementation == ("skillgym_packed_sdpa" if per_example_attention else "sdpa")
             torch.testing.assert_close(packed[start:end], alone, atol=1e-5, rtol=1e-4)
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from skillgym_core.store.local import LocalStore
 from skillgym_trainer.curation.build import CurationConfig, build_dataset
 from skillgym_trainer.distributed import parse_args, run
@@ -17,6 +16,7 @@ from skillgym_trainer.settings import TrainerSettings
 from skillgym_trainer.sft.deepspeed_engine import build_config, load_config
 from skillgym_trainer.sft.loop import SFTConfig
 from skillgym_trainer.sft.run import RunSpec, run_sft
+
 from tests.trainer.factories import make_trajectory, populate
 
 pytestmark = pytest.mark.slow
@@ -40,7 +40,7 @@ def test_zero2_and_zero3_match_the_plain_loop(tmp_path: Path) -> None:
     for engine in ("plain", "zero2", "zero3"):
         spec = RunSpec(
             tokens_per_batch=512,
-            engine=engine,  # type: ignore[arg-type]
+            engine=engine,
             sft=SFTConfig(max_steps=5, micro_batches_per_step=2),
         )
         result = run_sft(EXAMPLES, spec, tmp_path / engine, tmp_path / "cache")

@@ -19,6 +19,7 @@ from skillgym_trainer.sft.engines import Engine
 STATE_FILE = "trainer_state.json"
 OPTIMIZER_FILE = "optimizer.pt"
 DEEPSPEED_DIR = "deepspeed"
+DEEPSPEED_TAG = "state"
 _STEP_DIR = re.compile(r"^step-(\d+)$")
 
 
@@ -48,7 +49,7 @@ def save_checkpoint(
     export_model(engine, model, tokenizer, directory)
     save_ds: Callable[[Path, str], None] | None = getattr(engine, "save_checkpoint", None)
     if save_ds is not None:
-        save_ds(directory / DEEPSPEED_DIR, "latest")
+        save_ds(directory / DEEPSPEED_DIR, DEEPSPEED_TAG)
     else:
         torch.save(engine.state_dict(), directory / OPTIMIZER_FILE)
     (directory / STATE_FILE).write_text(json.dumps({"step": step, "loss_curve": curve}, indent=2))
@@ -70,7 +71,7 @@ def latest_checkpoint(root: Path) -> tuple[Path, int] | None:
 def restore_engine(engine: Engine, directory: Path) -> None:
     load_ds: Callable[[Path, str], None] | None = getattr(engine, "load_checkpoint", None)
     if load_ds is not None:
-        load_ds(directory / DEEPSPEED_DIR, "latest")
+        load_ds(directory / DEEPSPEED_DIR, DEEPSPEED_TAG)
     else:
         engine.load_state_dict(torch.load(directory / OPTIMIZER_FILE, weights_only=False))
 

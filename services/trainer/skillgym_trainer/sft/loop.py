@@ -18,6 +18,7 @@ from tqdm import tqdm
 from transformers import PreTrainedModel
 
 from skillgym_trainer.errors import TrainingError
+from skillgym_trainer.sft.attention import packed_attention
 from skillgym_trainer.sft.data import PackedBatch
 from skillgym_trainer.sft.engines import Engine, PlainEngine
 
@@ -150,6 +151,19 @@ def train(
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.config.use_cache = False
     engine = engine or PlainEngine(model, config.learning_rate, config.weight_decay)
+    with packed_attention(model):
+        return _train_steps(model, batches, config, eval_batches, engine, start_step, on_step)
+
+
+def _train_steps(
+    model: PreTrainedModel,
+    batches: Sequence[PackedBatch],
+    config: SFTConfig,
+    eval_batches: Sequence[PackedBatch],
+    engine: Engine,
+    start_step: int,
+    on_step: Callable[[StepRecord], None] | None,
+) -> TrainResult:
     result = TrainResult()
     if eval_batches:
         result.eval_loss_before = evaluate(engine.forward_module(), eval_batches)

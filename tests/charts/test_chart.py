@@ -1,0 +1,177 @@
+"""The Helm chart lints, renders offline for every values file, and every manifest validates."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import helm_python as helm
+import kubernetes_validate
+import pytest
+import yaml
+
+CHART = Path(__file__).resolve().parents[2] / "charts" / "skillgym"
+VALUES_FILES = sorted((CHART / "ci").glob("*.yaml"))
+KUBE_VERSION = "1.30"
+# Kinds served by add-ons (Prometheus Operator, KEDA, Strimzi), not by Kubernetes itself.
+ADDON_KINDS = {
+    ("monitoring.coreos.com/v1", "ServiceMonitor"),
+    ("monitoring.coreos.com/v1", "PrometheusRule"),
+    ("keda.sh/v1alpha1", "ScaledObject"),
+    ("kafka.strimzi.io/v1beta2", "KafkaTopic"),
+}
+TOPICS = [
+    "skill-ingested", "env-built", "env-reviewed", "env-feedback",
+    "env-validated", "trajectory-verified", "hardening-requested", "training-completed",
+]  # fmt: skip
+
+
+def load_values(path: Path | None) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text()) if path else {}
+
+
+def render(values: dict[str, Any]) -> list[dict[str, Any]]:
+    with helm.Chart.load(str(CHART)) as chart:
+        manifests = chart.render(values, name="sg", namespace="skillgym", is_install=True)
+    docs = []
+    for path, text in sorted(manifests.items()):
+        if path.endswith(".txt"):
+            continue
+        docs.extend(doc for doc in yaml.safe_load_all(text) if doc)
+    return docs
+
+
+def by_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {doc["metadata"]["name"]: doc for doc in docs if doc["kind"] == kind}
+
+
+@pytest.fixture(params=[None, *VALUES_FILES], ids=["default", *(p.stem for p in VALUES_FILES)])
+def values(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return load_values(request.param)
+
+
+def test_chart_lints_strictly(values: dict[str, Any]) -> None:
+    report = helm.lint(str(CHART), values, strict=True, kube_version=f"v{KUBE_VERSION}.0")
+    assert report["errors"] == []
+    assert [m for m in report["messages"] if m["severity"] >= 2] == []
+
+
+def test_every_manifest_validates_strictly(values: dict[str, Any], tmp_path: Path) -> None:
+    docs = render(values)
+    assert docs
+    for index, doc in enumerate(docs):
+        if (doc["apiVersion"], doc["kind"]) in ADDON_KINDS:
+            continue
+        kubernetes_validate.validate(doc, KUBE_VERSION, strict=True)
+        (tmp_path / f"{index:03d}-{doc['kind']}.yaml").write_text(yaml.safe_dump(doc))
+    # The command-line validator too, exactly as an operator would run it.
+    files = sorted(str(p) for p in tmp_path.glob("*.yaml"))
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "kubernetes-validate"), "--strict", "--quiet", "-k", KUBE_VERSION, *files],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    unknown = {(d["apiVersion"], d["kind"]) for d in docs} - ADDON_KINDS
+    assert all(kind for _, kind in unknown)
+
+
+def test_crds_validate_strictly() -> None:
+    crds = sorted((CHART / "crds").glob("*.yaml"))
+    assert {p.name for p in crds} == {"sandboxruns.skillgym.io.yaml", "trainingjobs.skillgym.io.yaml"}
+    for path in crds:
+        crd = yaml.safe_load(path.read_text())
+        kubernetes_validate.validate(crd, KUBE_VERSION, strict=True)
+        version = crd["spec"]["versions"][0]
+        assert version["subresources"] == {"status": {}}
+        assert version["additionalPrinterColumns"]
+        assert version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["phase"]["enum"]
+
+
+def test_schema_violation_is_rejected() -> None:
+    with helm.Chart.load(str(CHART)) as chart:
+        with pytest.raises(helm.HelmValuesError, match="topics/mode"):
+            chart.validate_schema({"topics": {"mode": "zookeeper"}})
+        with pytest.raises(helm.HelmValuesError):
+            chart.render({"services": {"builder": {"replicas": -1}}}, name="sg", namespace="skillgym")
+        with pytest.raises(helm.HelmValuesError):
+            chart.render({"services": {"scheduler": {}}}, name="sg", namespace="skillgym")
+        for path in VALUES_FILES:
+            chart.validate_schema(load_values(path))
+
+
+def test_services_run_skillgym_serve_with_probes_metrics_and_wiring() -> None:
+    docs = render({})
+    deployments = by_kind(docs, "Deployment")
+    for name in ("builder", "reviewer", "validator", "sampler", "trainer"):
+        container = deployments[f"sg-skillgym-{name}"]["spec"]["template"]["spec"]["containers"][0]
+        assert container["args"] == ["serve", name]
+        assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+        assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+        assert {ref.get("configMapRef", ref.get("secretRef"))["name"] for ref in container["envFrom"]} == {
+            "sg-skillgym-config",
+            "sg-skillgym-secrets",
+        }
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    config = by_kind(docs, "ConfigMap")["sg-skillgym-config"]["data"]
+    assert config["SKILLGYM_BUS"] == "kafka" and config["SKILLGYM_STORE"] == "s3"
+    assert config["SKILLGYM_SANDBOX"] == "kubernetes"
+    for key in ("SKILLGYM_KAFKA_BOOTSTRAP", "SKILLGYM_S3_ENDPOINT", "SKILLGYM_S3_BUCKET"):
+        assert config[key]
+    secret = by_kind(docs, "Secret")["sg-skillgym-secrets"]["stringData"]
+    assert {"SKILLGYM_S3_ACCESS_KEY", "SKILLGYM_S3_SECRET_KEY"} <= set(secret)
+    assert set(by_kind(docs, "HorizontalPodAutoscaler")) == {
+        f"sg-skillgym-{n}" for n in ("builder", "reviewer", "validator", "sampler")
+    }
+
+
+def test_operator_rbac_is_namespaced_and_least_privilege() -> None:
+    docs = render({})
+    assert not by_kind(docs, "ClusterRole") and not by_kind(docs, "ClusterRoleBinding")
+    role = by_kind(docs, "Role")["sg-skillgym-operator"]
+    verbs = {
+        (group, resource): set(rule["verbs"])
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+    }
+    assert "*" not in set().union(*verbs.values())
+    assert verbs[("", "pods")] == {"get", "list", "watch", "create", "delete"}
+    assert "secrets" not in {resource for _, resource in verbs}
+    container = by_kind(docs, "Deployment")["sg-skillgym-operator"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][:4] == ["kopf", "run", "-m", "skillgym_operator"]
+
+
+def test_topics_job_creates_every_topic_and_dead_letter_topic() -> None:
+    job = next(iter(by_kind(render({}), "Job").values()))
+    script = job["spec"]["template"]["spec"]["containers"][0]["args"][0]
+    for topic in TOPICS:
+        assert f" {topic} {topic}.dlq " in f" {script.split('for topic in ')[1].split(';')[0]} "
+
+
+def test_strimzi_mode_renders_kafka_topics() -> None:
+    docs = render(load_values(CHART / "ci" / "keda-strimzi-values.yaml"))
+    topics = {doc["spec"]["topicName"] for doc in docs if doc["kind"] == "KafkaTopic"}
+    assert topics == set(TOPICS) | {f"{t}.dlq" for t in TOPICS}
+    assert not by_kind(docs, "Job")
+    scaled = by_kind(docs, "ScaledObject")["sg-skillgym-sampler"]
+    assert scaled["spec"]["triggers"][0]["metadata"]["consumerGroup"] == "skillgym-sampler"
+    assert "sg-skillgym-sampler" not in by_kind(docs, "HorizontalPodAutoscaler")
+
+
+def test_monitoring_objects_carry_the_shipped_rules_and_dashboards() -> None:
+    docs = render(load_values(CHART / "ci" / "monitoring-values.yaml"))
+    rule = next(d for d in docs if d["kind"] == "PrometheusRule")
+    assert rule["spec"] == yaml.safe_load((CHART / "rules" / "skillgym-alerts.yaml").read_text())
+    dashboards = [d for d in docs if d["kind"] == "ConfigMap" and "dashboard" in d["metadata"]["name"]]
+    assert len(dashboards) == len(list((CHART / "dashboards").glob("*.json")))
+    for cm in dashboards:
+        assert cm["metadata"]["labels"]["grafana_dashboard"] == "1"
+        (payload,) = cm["data"].values()
+        assert json.loads(payload)["uid"].startswith("skillgym-")
+    monitor = next(d for d in docs if d["kind"] == "ServiceMonitor")
+    assert monitor["spec"]["endpoints"][0]["path"] == "/metrics"

@@ -1,0 +1,120 @@
+"""KubernetesSandbox end to end: the client creates SandboxRuns on an emulated API server, the real
+operator turns them into pods, and a stand-in kubelet runs those pods for real."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from skillgym_core.archive import pack_dir
+from skillgym_core.sandbox.base import Limits, Mount, Outcome, Sandbox
+from skillgym_core.sandbox.kubernetes import KubernetesSandbox
+from skillgym_core.store.local import LocalStore
+
+from tests.operator.apiserver import ApiServer
+from tests.operator.conftest import NAMESPACE, apiserver, operator, operator_settings, wait_for  # noqa: F401
+from tests.operator.node import SandboxNode
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> LocalStore:
+    return LocalStore(tmp_path / "store")
+
+
+@pytest.fixture
+def node(apiserver: ApiServer, operator: Any, store: LocalStore, tmp_path: Path) -> Iterator[SandboxNode]:  # noqa: F811
+    (tmp_path / "node").mkdir()
+    with SandboxNode(apiserver, NAMESPACE, store, tmp_path / "node") as running:
+        yield running
+    assert not running.errors, running.errors
+
+
+@pytest.fixture
+def sandbox(apiserver: ApiServer, store: LocalStore) -> KubernetesSandbox:  # noqa: F811
+    return KubernetesSandbox(store, namespace=NAMESPACE, api_client=apiserver.api_client, start_slack_s=60)
+
+
+def test_implements_the_sandbox_protocol(sandbox: KubernetesSandbox) -> None:
+    assert isinstance(sandbox, Sandbox)
+    assert sandbox.describe()["namespace"] == NAMESPACE
+
+
+def test_run_round_trips_mounts_output_and_exit_code(
+    sandbox: KubernetesSandbox,
+    node: SandboxNode,
+    apiserver: ApiServer,  # noqa: F811
+    store: LocalStore,
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "input.txt").write_text("hello\n")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "check.sh").write_text("tr a-z A-Z < /app/input.txt > /app/output.txt; cat -; echo oops >&2; exit 3\n")
+
+    result = sandbox.run(
+        ["sh", "/tests/check.sh"],
+        mounts=[Mount(workspace, "/app", writable=True), Mount(tests, "/tests")],
+        workdir="/app",
+        limits=Limits(wall_s=20),
+        stdin=b"from stdin\n",
+    )
+    assert result.outcome is Outcome.OK, result
+    assert result.exit_code == 3
+    assert result.stdout == "from stdin\n" and result.stderr == "oops\n"
+    assert (workspace / "output.txt").read_text() == "HELLO\n"
+    assert (workspace / "input.txt").read_text() == "hello\n"
+    # The read-only mount was uploaded once, content-addressed, and the run left nothing behind.
+    assert any(key.startswith("sandbox/inputs/") for key in store.list())
+    assert not list(store.list("sandbox/runs/"))
+    # Deleting the run lets the operator's finalizer remove its pod before the resource goes.
+    wait_for(lambda: not apiserver.objects("skillgym.io/v1alpha1/sandboxruns", NAMESPACE), what="run deleted")
+    assert not apiserver.objects("v1/pods", NAMESPACE)
+
+
+def test_wall_timeout_kills_the_command(sandbox: KubernetesSandbox, node: SandboxNode, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    result = sandbox.run(
+        ["sh", "-c", "echo started; sleep 60; echo never"],
+        mounts=[Mount(workspace, "/app", writable=True)],
+        limits=Limits(wall_s=1),
+    )
+    assert result.outcome is Outcome.TIMEOUT and result.exit_code is None
+    assert result.stdout == "started\n"
+    assert result.duration_s < 30
+
+
+def test_manifest_matches_the_crd_schema(sandbox: KubernetesSandbox) -> None:
+    import jsonschema
+    import yaml
+
+    crd_path = Path(__file__).resolve().parents[3] / "charts/skillgym/crds/sandboxruns.skillgym.io.yaml"
+    schema = yaml.safe_load(crd_path.read_text())["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    body = sandbox.manifest(
+        "sbx-1",
+        ["bash", "-lc", "make"],
+        [{"target": "/app", "key": "sandbox/inputs/x.tar.gz", "writable": True, "resultKey": "k"}],
+        "/app",
+        {"A": "1"},
+        Limits(wall_s=5, cpus=0.5),
+        "sandbox/runs/sbx-1/stdin",
+    )
+    jsonschema.Draft4Validator(schema).validate(body)  # OpenAPI v3.0 schemas follow draft 4 here
+    assert body["spec"]["limits"]["cpu"] == "0.5"
+
+
+def test_environment_image_is_built_from_the_task_dockerfile(sandbox: KubernetesSandbox, tmp_path: Path) -> None:
+    env = tmp_path / "environment"
+    env.mkdir()
+    (env / "Dockerfile").write_text("FROM python:3.11-slim\n")
+    built = sandbox.with_environment(env)
+    body = built.manifest("sbx-2", ["true"], [], "/app", {}, Limits(), None)
+    assert "image" not in body["spec"]
+    assert built.store.get_bytes(body["spec"]["build"]["contextKey"]) == pack_dir(env)
+    assert sandbox.build_context_key is None

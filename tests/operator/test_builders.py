@@ -1,0 +1,124 @@
+"""Pure manifest builders."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import kubernetes_validate
+import pytest
+from skillgym_operator import builders
+from skillgym_operator.builders.sandbox import RUN_WRAPPER, active_deadline_s
+from skillgym_operator.settings import OperatorSettings
+from skillgym_operator.spec import InvalidSpecError, parse_sandbox_run, parse_training_job
+
+SETTINGS = OperatorSettings()
+RUN = {
+    "apiVersion": "skillgym.io/v1alpha1",
+    "kind": "SandboxRun",
+    "metadata": {"name": "sbx-1", "namespace": "ns", "uid": "u-1"},
+}
+TRAINING = {**RUN, "kind": "TrainingJob", "metadata": {"name": "sft-7", "namespace": "ns", "uid": "u-2"}}
+
+
+def run_spec(**extra: Any) -> Any:
+    return parse_sandbox_run(
+        {
+            "command": ["bash", "/solution/solve.sh"],
+            "outputPrefix": "sandbox/runs/sbx-1/",
+            "mounts": [
+                {"target": "/app", "key": "in/app.tar.gz", "writable": True, "resultKey": "out/app.tar.gz"},
+                {"target": "/solution", "key": "in/sol.tar.gz"},
+            ],
+            "limits": {"memoryMb": 256, "wallSeconds": 12.5, "cpu": "250m"},
+            **extra,
+        }
+    )
+
+
+def test_sandbox_pod_is_valid_and_locked_down() -> None:
+    pod = builders.sandbox_pod(RUN, run_spec(), "task:1", 2, SETTINGS)
+    kubernetes_validate.validate(pod, "1.30", strict=True)
+    spec = pod["spec"]
+    assert pod["metadata"]["name"] == "sbx-1-a2"
+    assert pod["metadata"]["ownerReferences"][0]["uid"] == "u-1"
+    assert spec["activeDeadlineSeconds"] == 13 + SETTINGS.push_grace_s
+    assert (
+        spec["securityContext"]["runAsNonRoot"]
+        and spec["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault"
+    )
+    for container in [*spec["initContainers"], *spec["containers"]]:
+        security = container["securityContext"]
+        assert security["readOnlyRootFilesystem"] and security["capabilities"]["drop"] == ["ALL"]
+        assert security["allowPrivilegeEscalation"] is False
+        assert container["resources"]["limits"]
+    run = spec["containers"][0]
+    assert run["command"][:2] == ["/bin/sh", "-c"] and run["command"][2] == RUN_WRAPPER
+    assert run["command"][4:] == ["bash", "/solution/solve.sh"]
+    assert {"name": "SKILLGYM_WALL_SECONDS", "value": "13"} in run["env"]
+    assert run["terminationMessagePath"] == "/skillgym/io/outcome"
+    push = spec["containers"][1]
+    assert all(m["readOnly"] for m in push["volumeMounts"] if m["mountPath"].startswith("/skillgym/mounts"))
+
+
+def test_transfer_plan_carries_keys_and_limits() -> None:
+    plan = builders.transfer_plan(run_spec(stdinKey="in/stdin"))
+    assert plan["outputPrefix"] == "sandbox/runs/sbx-1"
+    assert plan["stdinKey"] == "in/stdin" and plan["wallSeconds"] == 12.5
+    assert plan["mounts"][0] == {
+        "path": "/skillgym/mounts/0", "target": "/app", "key": "in/app.tar.gz", "writable": True, "resultKey": "out/app.tar.gz",
+    }  # fmt: skip
+    json.dumps(plan)
+
+
+def test_explicit_timeout_overrides_the_derived_deadline() -> None:
+    assert active_deadline_s(run_spec(timeoutSeconds=99), SETTINGS) == 99
+
+
+def test_network_policy_denies_ingress_and_limits_egress_to_the_store() -> None:
+    policy = builders.sandbox_network_policy(RUN, SETTINGS)
+    kubernetes_validate.validate(policy, "1.30", strict=True)
+    assert policy["spec"]["ingress"] == []
+    store_rule = policy["spec"]["egress"][0]
+    assert store_rule["ports"] == [{"protocol": "TCP", "port": 9000}]
+    assert store_rule["to"] == [{"podSelector": {"matchLabels": {"app.kubernetes.io/name": "minio"}}}]
+    closed = builders.sandbox_network_policy(RUN, SETTINGS.model_copy(update={"store_egress_pod_labels": {}}))
+    assert closed["spec"]["egress"] == []
+
+
+def test_kaniko_build_is_cached_by_context() -> None:
+    spec = run_spec(build={"contextKey": "sandbox/inputs/abc.tar.gz"})
+    assert spec.build is not None
+    job = builders.kaniko_build_job(spec.build, "ns", SETTINGS)
+    kubernetes_validate.validate(job, "1.30", strict=True)
+    args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--context=s3://$(SKILLGYM_S3_BUCKET)/sandbox/inputs/abc.tar.gz" in args
+    assert f"--destination={builders.image_reference(spec.build, SETTINGS)}" in args
+    other = run_spec(build={"contextKey": "sandbox/inputs/def.tar.gz"}).build
+    assert builders.build_job_name(spec.build) == job["metadata"]["name"] != builders.build_job_name(other)
+
+
+def test_training_manifests_validate() -> None:
+    spec = parse_training_job({"datasetKey": "d", "baseModel": "m", "gpus": 8, "nodes": 4, "deepspeedConfig": {"a": 1}})
+    job = builders.training_job(TRAINING, spec, SETTINGS)
+    for manifest in (job, builders.training_service(TRAINING), builders.training_config_map(TRAINING, spec)):
+        kubernetes_validate.validate(manifest, "1.30", strict=True)
+    assert job["spec"]["backoffLimit"] == 12
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][container["command"].index("--output-prefix") + 1] == "training/sft-7"
+    cpu_only = builders.training_job(
+        TRAINING, parse_training_job({"datasetKey": "d", "baseModel": "m", "gpus": 0}), SETTINGS
+    )
+    assert "nvidia.com/gpu" not in cpu_only["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert "tolerations" not in cpu_only["spec"]["template"]["spec"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"command": []}, {"command": ["x"]}, {"command": ["x"], "outputPrefix": "p", "role": "judge"},
+     {"command": ["x"], "outputPrefix": "p", "mounts": [{"target": "relative"}]}],
+)  # fmt: skip
+def test_invalid_specs_raise_a_typed_error(bad: dict[str, Any]) -> None:
+    with pytest.raises(InvalidSpecError) as info:
+        parse_sandbox_run(bad)
+    assert info.value.reason == "invalid_spec" and info.value.details["errors"]
