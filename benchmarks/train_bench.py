@@ -16,6 +16,7 @@ import json
 import platform
 import random
 import statistics
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -180,7 +181,8 @@ def main() -> None:
     initial = copy.deepcopy(model.state_dict())
     ours = run_ours(model, tokenizer, rows, args.steps, tokens_per_step, lr)
     model.load_state_dict(initial)
-    trl = run_trl(model, tokenizer, rows, args.steps, args.batch_size, lr, RESULTS.parent / "trl-bench-out")
+    with tempfile.TemporaryDirectory() as scratch:
+        trl = run_trl(model, tokenizer, rows, args.steps, args.batch_size, lr, Path(scratch))
     report = {
         "benchmark": "sft_throughput",
         "machine": {

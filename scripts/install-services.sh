@@ -110,7 +110,8 @@ install_s3() {
 
 install_prometheus() {
     local start
-    if command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; then
+    if command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 &&
+        command -v prometheus-pushgateway >/dev/null 2>&1; then
         log "prometheus: already installed ($(prometheus --version 2>&1 | head -1))"
         return
     fi
@@ -124,8 +125,8 @@ install_prometheus() {
     log "prometheus: installing the Debian package ..."
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q ||
         die "prometheus: apt-get update failed"
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus ||
-        die "prometheus: apt-get install prometheus failed"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus prometheus-pushgateway ||
+        die "prometheus: apt-get install prometheus prometheus-pushgateway failed"
     command -v prometheus >/dev/null 2>&1 || die "prometheus: installed, but not on PATH"
     log "prometheus: installed in $(elapsed "$start")"
 }

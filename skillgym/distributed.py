@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from prometheus_client import REGISTRY, push_to_gateway
 from skillgym_core.bus.factory import make_bus
 from skillgym_core.contracts.events import Envelope
 from skillgym_core.contracts.topics import ALL_TOPICS, dlq
@@ -32,6 +33,9 @@ def ingest_and_publish(sources: list[Path], out_dir: Path, *, publish: bool) -> 
             event = Envelope.wrap(payload, producer="ingest", correlation_id=settings.correlation_id)
             bus.publish(event.type, event.key, event.to_bytes())
         bus.close()
+    if settings.pushgateway_url:
+        push_to_gateway(settings.pushgateway_url, job="skillgym-ingest", registry=REGISTRY,
+                        grouping_key={"run": settings.correlation_id})
     return result
 
 

@@ -63,6 +63,11 @@ class Worker:
         self.group = group or f"skillgym-{service.name}"
         self.stats = WorkerStats()
         self._subscription: Subscription | None = None
+        for topic in service.consumes:
+            # zero-valued series from the start, so rates and alerts see "nothing yet", not "no data"
+            metrics.EVENTS_CONSUMED.labels(service.name, topic)
+            metrics.EVENTS_DLQ.labels(service.name, topic)
+            metrics.EVENTS_SKIPPED.labels(service.name, topic)
 
     @property
     def subscription(self) -> Subscription:
@@ -95,6 +100,7 @@ class Worker:
         try:
             event = Envelope.from_bytes(delivery.value)
         except PoisonEventError as exc:
+            metrics.EVENTS_FAILED.labels(name, topic, exc.reason).inc()
             self._dead_letter(delivery, exc, attempts=0)
             return
         metrics.EVENTS_CONSUMED.labels(name, topic).inc()

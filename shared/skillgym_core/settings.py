@@ -38,5 +38,6 @@ class CommonSettings(BaseSettings):
     retry_backoff_max_s: float = Field(5.0, ge=0)
 
     metrics_port: int = 8000
+    pushgateway_url: str = Field("", description="where one-shot jobs (ingest) push their metrics; empty = off")
     log_level: str = "INFO"
     correlation_id: str = "run"

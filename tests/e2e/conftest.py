@@ -37,4 +37,10 @@ def scripted_teacher() -> Iterator[ScriptedLLMServer]:
         yield server
 
 
+@pytest.fixture(scope="module")
+def module_teacher() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer(explorer_agent()) as server:
+        yield server
+
+
 __all__ = ["EXAMPLE_SKILLS", "STAGE_COUNTS", "assistant"]

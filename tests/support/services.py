@@ -377,7 +377,7 @@ def _prometheus_config(scrape_targets: Sequence[str], rule_files: Sequence[Path]
     lines = ["global:", "  scrape_interval: 1s", "  scrape_timeout: 1s", "  evaluation_interval: 1s"]
     if rule_files:
         lines += ["rule_files:", *(f"  - {json.dumps(str(Path(f).resolve()))}" for f in rule_files)]
-    lines += ["scrape_configs:", "  - job_name: test", "    static_configs:", "      - targets:"]
+    lines += ["scrape_configs:", "  - job_name: test", "    honor_labels: true", "    static_configs:", "      - targets:"]
     lines += [f"          - {json.dumps(target)}" for target in scrape_targets] or ["          []"]
     return "\n".join(lines) + "\n"
 
@@ -397,6 +397,32 @@ def start_prometheus(
     argv += [f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=1h"]
     process, log_path = _spawn("prometheus", home, argv)
     server = PrometheusServer(home, process, log_path, port)
+    server._wait_ready(lambda: _http_ok(f"{server.url}/-/ready"), timeout)
+    return server
+
+
+class PushgatewayServer(_Service):
+    """Prometheus Pushgateway: where one-shot jobs (``skillgym ingest``) leave their metrics."""
+
+    name = "pushgateway"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+
+def start_pushgateway(workdir: Path, timeout: float = 30.0) -> PushgatewayServer:
+    binary = shutil.which("prometheus-pushgateway")
+    if binary is None:
+        raise ServiceStartError("pushgateway", f"prometheus-pushgateway is not on PATH; {INSTALL_HINT}")
+    home = _service_dir(workdir, "pushgateway")
+    port = free_port()
+    process, log_path = _spawn("pushgateway", home, [binary, f"--web.listen-address=127.0.0.1:{port}"])
+    server = PushgatewayServer(home, process, log_path, port)
     server._wait_ready(lambda: _http_ok(f"{server.url}/-/ready"), timeout)
     return server
 

@@ -36,15 +36,19 @@ class PreparedEnvironment:
     cache_hit: bool = True
     build_seconds: float = 0.0
     requirements: tuple[str, ...] = field(default_factory=tuple)
+    activate_script: str | None = None  # relative to the environment root; becomes BASH_ENV
 
     def mounts(self) -> list[Mount]:
         return [Mount(self.host_path, self.target)]
 
     def run_env(self, base: Mapping[str, str] | None) -> dict[str, str]:
-        """``base`` with the environment's ``bin`` first on PATH (before the caller's PATH, if any)."""
+        """``base`` with the environment's ``bin`` first on PATH (before the caller's PATH, if any),
+        also for login shells, whose profile resets PATH (through ``BASH_ENV``)."""
         env = dict(base or {})
         env["PATH"] = f"{self.target}/bin:{env.get('PATH') or self.default_path}"
         env["VIRTUAL_ENV"] = self.target
+        if self.activate_script and "BASH_ENV" not in env:
+            env["BASH_ENV"] = f"{self.target}/{self.activate_script}"
         return env
 
     def to_dict(self) -> dict[str, Any]:

@@ -38,6 +38,12 @@ from skillgym_core.envbuild.requirements import Requirements, declared_requireme
 from skillgym_core.sandbox.bwrap import sandbox_env
 
 MANIFEST = "skillgym-environment.json"
+# read by every non-interactive bash through BASH_ENV: puts the environment back on PATH after
+# a login shell's /etc/profile reset it (``bash -lc`` is how agent commands run)
+ACTIVATE_SCRIPT = "skillgym-activate.sh"
+ACTIVATE = """case ":$PATH:" in *":{target}/bin:"*) ;; *) PATH="{target}/bin:$PATH" ;; esac
+export PATH VIRTUAL_ENV="{target}"
+"""
 LOG_TAIL_CHARS = 4000
 LOCK_POLL_S = 0.05
 # what pip may see of the host environment: proxies, certificates and pip's own settings
@@ -136,7 +142,7 @@ class LocalVenvProvider:
     def _prepared(self, key: str, requirements: Requirements, *, hit: bool, seconds: float) -> PreparedEnvironment:
         return PreparedEnvironment(
             key=key, host_path=self.env_dir(key), target=self.target, default_path=self.default_path,
-            cache_hit=hit, build_seconds=seconds, requirements=requirements.lines,
+            cache_hit=hit, build_seconds=seconds, requirements=requirements.lines, activate_script=ACTIVATE_SCRIPT,
         )  # fmt: skip
 
     @contextlib.contextmanager
@@ -192,6 +198,7 @@ class LocalVenvProvider:
                 "built_at": time.time(),
                 "build_seconds": round(time.monotonic() - started, 3),
             }
+            (venv / ACTIVATE_SCRIPT).write_text(ACTIVATE.format(target=self.target))
             (venv / MANIFEST).write_text(json.dumps(manifest, indent=2))
             if final.exists():
                 shutil.rmtree(final)
