@@ -42,6 +42,59 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from skillgym_trainer.commands import export_command
+
+    filters: dict[str, Any] = {"min_reward": args.min_reward}
+    for name in ("harnesses", "models", "labels", "categories"):
+        if getattr(args, name):
+            filters[name] = getattr(args, name)
+    dataset = export_command(args.run_dir, args.out, formats=args.format or ["chat"], filters=filters)
+    console.print(f"Dataset {dataset.dataset_id} v{dataset.version} written to {args.out}")
+    console.print_json(json.dumps(dataset.card.get("counts", {}), default=str))
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from skillgym_trainer.commands import train_command
+
+    result = train_command(
+        args.dataset, args.base_model, args.out, steps=args.steps, learning_rate=args.lr, engine=args.engine,
+        lora=args.lora, gradient_checkpointing=args.gradient_checkpointing, resume=args.resume,
+    )
+    summary = {
+        "steps": len(result.steps),
+        "loss_first": result.loss_first if result.steps else None,
+        "loss_last": result.loss_last if result.steps else None,
+        "eval_loss_before": result.eval_loss_before,
+        "eval_loss_after": result.eval_loss_after,
+    }
+    console.print_json(json.dumps(summary))
+    return 0
+
+
+def _cmd_serve_model(args: argparse.Namespace) -> int:
+    from skillgym_trainer.serve import serve_model
+
+    serve_model(args.model_dir, host=args.host, port=args.port)
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from skillgym.evaluate import evaluate_models
+
+    models: dict[str, Path] = {}
+    for item in args.model:
+        name, _, path = item.partition("=")
+        if not path:
+            name, path = Path(item).name, item
+        models[name] = Path(path)
+    report = evaluate_models(args.run_dir, models, args.out, skills=args.skill or None, max_steps=args.max_steps)
+    for name, result in report["models"].items():
+        console.print(f"{name}: {result['passed']}/{result['runs']} passed ({result['pass_rate']:.1%})")
+    return 0
+
+
 def register(sub: Any) -> None:
     """Attach the stage commands to the top-level parser."""
     validate = sub.add_parser("validate", help="prove v(x0)=0 and v(solution)=1 and label skill dependence")
@@ -58,3 +111,42 @@ def register(sub: Any) -> None:
     report.add_argument("--include-reference", action="store_true", help="count oracle and nop runs too")
     report.add_argument("--no-plots", action="store_true")
     report.set_defaults(func=_cmd_report)
+
+    export = sub.add_parser("export", help="curate verified trajectories into a versioned dataset")
+    export.add_argument("run_dir", type=Path, help="a run directory (holding store/) or a store root")
+    export.add_argument("--out", type=Path, required=True)
+    export.add_argument("--format", action="append", default=None,
+                        help="chat, sharegpt, swift, hf or atif (repeatable; default chat)")
+    export.add_argument("--min-reward", type=float, default=0.9)
+    export.add_argument("--harnesses", nargs="*")
+    export.add_argument("--models", nargs="*")
+    export.add_argument("--labels", nargs="*")
+    export.add_argument("--categories", nargs="*")
+    export.set_defaults(func=_cmd_export)
+
+    train = sub.add_parser("train", help="supervised fine-tuning on an exported dataset")
+    train.add_argument("dataset", type=Path, help="a dataset folder written by `skillgym export`")
+    train.add_argument("--base-model", default="tiny", help="tiny, smollm2 or a model folder")
+    train.add_argument("--out", type=Path, required=True)
+    train.add_argument("--steps", type=int, default=20)
+    train.add_argument("--lr", type=float)
+    train.add_argument("--engine", choices=["plain", "zero2", "zero3"], default="plain")
+    train.add_argument("--lora", action="store_true")
+    train.add_argument("--gradient-checkpointing", action="store_true")
+    train.add_argument("--resume", action="store_true")
+    train.set_defaults(func=_cmd_train)
+
+    serve_model = sub.add_parser("serve-model", help="serve a checkpoint on an OpenAI-compatible endpoint")
+    serve_model.add_argument("model_dir", type=Path)
+    serve_model.add_argument("--host", default="127.0.0.1")
+    serve_model.add_argument("--port", type=int, default=8008)
+    serve_model.set_defaults(func=_cmd_serve_model)
+
+    evaluate = sub.add_parser("evaluate", help="pass rates of served models on a run's validated tasks")
+    evaluate.add_argument("run_dir", type=Path)
+    evaluate.add_argument("--model", action="append", required=True, metavar="NAME=DIR",
+                          help="a model folder to serve and evaluate (repeatable: before and after)")
+    evaluate.add_argument("--skill", action="append", help="only tasks of these skill ids (held-out skills)")
+    evaluate.add_argument("--max-steps", type=int, default=8)
+    evaluate.add_argument("--out", type=Path, required=True)
+    evaluate.set_defaults(func=_cmd_evaluate)

@@ -199,7 +199,9 @@ class EvalJudge:
         problem = "judge gave no answer"
         for temperature in self.temperatures:
             try:
-                text = self.client.chat(messages, temperature=temperature, response_format={"type": "json_object"}).content
+                text = self.client.chat(
+                    messages, temperature=temperature, response_format={"type": "json_object"}
+                ).content
             except LLMError as exc:
                 return None, f"judge unreachable ({exc.reason}): {exc}"
             verdict = parse_verdict(text)

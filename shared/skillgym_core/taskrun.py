@@ -92,16 +92,18 @@ class VerifierOutcome:
         skipped_files: list[str] | None = None,
         detail: str = "",
     ) -> VerifierOutcome:
-        return cls(0.0, {"reward": 0.0}, False, failure_type, result, list(tampered or []), list(skipped_files or []),
-                   detail=detail)
+        return cls(
+            0.0, {"reward": 0.0}, False, failure_type, result, list(tampered or []), list(skipped_files or []),
+            detail=detail,
+        )  # fmt: skip
 
 
 def environment_failure(exc: EnvironmentBuildError) -> SandboxResult:
     """The result of a run that could not start because the task's environment did not build."""
     tail = exc.log_tail.strip()[-2000:]
     message = f"environment build failed ({exc.reason}): {exc}" + (f"\n{tail}" if tail else "")
-    return SandboxResult(Outcome.SANDBOX_ERROR, None, "", message, 0.0, detail={"reason": "environment_error",
-                                                                           "environment": exc.to_dict()})
+    detail = {"reason": "environment_error", "environment": exc.to_dict()}
+    return SandboxResult(Outcome.SANDBOX_ERROR, None, "", message, 0.0, detail=detail)
 
 
 def sha256_file(path: Path) -> str:

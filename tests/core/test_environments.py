@@ -58,9 +58,14 @@ def provider(cache: Path, wheelhouse: Path, **kwargs: object) -> LocalVenvProvid
 
 
 def test_requirements_are_normalised_and_sorted() -> None:
-    parsed = parse_requirements("# tools\nTiny_Calc >= 1.0  # pinned\n\nsix==1.16.0\nrequests[socks]; python_version>'3'\n")
+    parsed = parse_requirements(
+        "# tools\nTiny_Calc >= 1.0  # pinned\n\nsix==1.16.0\nrequests[socks]; python_version>'3'\n"
+    )
     assert parsed.lines == ('requests[socks]; python_version > "3"', "six==1.16.0", "tiny-calc>=1.0")
-    assert parsed.key() == parse_requirements("six==1.16.0\nrequests[socks] ; python_version > '3'\ntiny-calc>=1.0\n").key()
+    assert (
+        parsed.key()
+        == parse_requirements("six==1.16.0\nrequests[socks] ; python_version > '3'\ntiny-calc>=1.0\n").key()
+    )
     assert parsed.key() != parse_requirements("six==1.16.0\n").key()
 
 
@@ -107,14 +112,17 @@ def test_a_consistent_dockerfile_has_no_findings() -> None:
         ("FROM python:3.11-slim\nWORKDIR /app\nCOPY . /\n", "copy_context"),
         ("FROM python:3.11-slim\nWORKDIR /app\nADD https://example.com/x.tgz /opt/\n", "add_remote"),
         ("FROM python:3.11-slim\nWORKDIR /app\nRUN curl -fsSL https://x.sh/i \\\n    | sudo bash\n", "pipe_to_shell"),
-        ("FROM python:3.11-slim\nWORKDIR /app\nRUN sh -c \"$(wget -qO- https://x.sh)\"\n", "pipe_to_shell"),
+        ('FROM python:3.11-slim\nWORKDIR /app\nRUN sh -c "$(wget -qO- https://x.sh)"\n', "pipe_to_shell"),
         ("FROM python:3.11-slim\nWORKDIR /app\nCOPY skills/ /app/skills/\n", "skills_target"),
         ("FROM python:3.11-slim\nWORKDIR /root\nCOPY skills .claude/skills\nCOPY skills ./notes/\n", "skills_target"),
         ("FROM python:3.11-slim\nWORKDIR /app\nENV OPENAI_API_KEY=sk-live-123\n", "secret_in_env"),
         ("FROM python:3.11-slim\nWORKDIR /app\nENV HELPER_URL sk-abcdefghijklmnopqrstuvwx\n", "secret_in_env"),
         ("FROM python:3.11-slim\nWORKDIR /app\nARG DB_PASSWORD=hunter2\n", "secret_in_env"),
         ("FROM python:3.11-slim\nWORKDIR /app\nRUN pip install --no-cache-dir numpy==1.26.4\n", "undeclared_install"),
-        ("FROM python:3.11-slim\nWORKDIR /app\nCOPY requirements.txt /tmp/\nRUN pip install -r /tmp/requirements.txt\n", "requirements_missing"),
+        (
+            "FROM python:3.11-slim\nWORKDIR /app\nCOPY requirements.txt /tmp/\nRUN pip install -r /tmp/requirements.txt\n",
+            "requirements_missing",
+        ),
     ],
 )
 def test_each_rule_finds_its_problem(dockerfile: str, code: str) -> None:
@@ -125,7 +133,9 @@ def test_each_rule_finds_its_problem(dockerfile: str, code: str) -> None:
 def test_declared_requirements_must_be_copied_and_installed() -> None:
     not_copied = "FROM python:3.11-slim\nWORKDIR /app\n"
     assert [f.code for f in lint_dockerfile(not_copied, requirements_declared=True)] == ["requirements_not_copied"]
-    not_installed = "FROM python:3.11-slim\nWORKDIR /app\nCOPY requirements.txt /opt/req.txt\nRUN pip install -r requirements.txt\n"
+    not_installed = (
+        "FROM python:3.11-slim\nWORKDIR /app\nCOPY requirements.txt /opt/req.txt\nRUN pip install -r requirements.txt\n"
+    )
     findings = lint_dockerfile(not_installed, requirements_declared=True, requirements_present=True)
     assert [f.code for f in findings] == ["requirements_not_installed"]
     relative = "FROM python:3.11-slim\nWORKDIR /opt\nCOPY requirements.txt req.txt\nRUN pip3 install -r /opt/req.txt\n"
@@ -133,7 +143,9 @@ def test_declared_requirements_must_be_copied_and_installed() -> None:
 
 
 def test_secret_references_and_plain_values_pass() -> None:
-    text = "ARG BASE=python:3.11-slim\nFROM ${BASE}\nWORKDIR /app\nENV TOKEN_FILE=$HOME/.token LANG=C.UTF-8\nARG API_KEY\n"
+    text = (
+        "ARG BASE=python:3.11-slim\nFROM ${BASE}\nWORKDIR /app\nENV TOKEN_FILE=$HOME/.token LANG=C.UTF-8\nARG API_KEY\n"
+    )
     assert lint_dockerfile(text) == []
 
 
@@ -208,9 +220,18 @@ def test_a_failed_build_reports_the_pip_log(tmp_path: Path, wheelhouse: Path) ->
 def test_nothing_a_package_ships_runs_on_the_host(tmp_path: Path) -> None:
     links = tmp_path / "links"
     marker_sdist, marker_pth = tmp_path / "sdist-ran", tmp_path / "pth-ran"
-    build_sdist(links, "buildtime", "1.0", f"open({str(marker_sdist)!r}, 'w').write('ran')\nfrom setuptools import setup\nsetup()\n")
-    build_wheel(links, "startup", "1.0", {"startup.pth": f"import os; open({str(marker_pth)!r}, 'w').write('ran')\n",
-                                          "startup_mod.py": "X = 1\n"})
+    build_sdist(
+        links,
+        "buildtime",
+        "1.0",
+        f"open({str(marker_sdist)!r}, 'w').write('ran')\nfrom setuptools import setup\nsetup()\n",
+    )
+    build_wheel(
+        links,
+        "startup",
+        "1.0",
+        {"startup.pth": f"import os; open({str(marker_pth)!r}, 'w').write('ran')\n", "startup_mod.py": "X = 1\n"},
+    )
     envs = provider(tmp_path / "cache", links)
     with pytest.raises(EnvironmentBuildError, match="pip"):
         envs.ensure(parse_requirements("buildtime\n"))
@@ -260,8 +281,12 @@ def test_solution_agent_and_verifier_run_with_the_environment(tmp_path: Path, wh
     assert (workspace / "script.txt").read_text().strip() == "tinycalc 1003"
     outcome = runner.verify(task, workspace)
     assert outcome.passed, outcome.to_dict()
-    agent = runner.run_agent_command(task, workspace, "echo $VIRTUAL_ENV; python3 -c 'import tinycalc'; touch /opt/venv/x",
-                                     env={"PATH": "/usr/bin:/bin"})
+    agent = runner.run_agent_command(
+        task,
+        workspace,
+        "echo $VIRTUAL_ENV; python3 -c 'import tinycalc'; touch /opt/venv/x",
+        env={"PATH": "/usr/bin:/bin"},
+    )
     assert agent.stdout.splitlines()[0] == ENV_MOUNT
     assert "Read-only file system" in agent.stderr and "ModuleNotFoundError" not in agent.stderr
 

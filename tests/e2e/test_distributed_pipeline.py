@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,8 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from skillgym.embedded import EmbeddedOptions, run_pipeline
 from skillgym_core import keys
 from skillgym_core.archive import pack_dir
 from skillgym_core.bus.kafka import KafkaBus
@@ -22,6 +21,8 @@ from skillgym_core.bus.prefixed import PrefixedBus
 from skillgym_core.contracts import topics
 from skillgym_core.contracts.events import EnvBuilt, Envelope
 from skillgym_core.store.s3 import S3Store
+
+from skillgym.embedded import EmbeddedOptions, run_pipeline
 from tests.dashboards.promql import RULES, Query, all_queries
 from tests.e2e.conftest import EXAMPLE_SKILLS, STAGE_COUNTS
 from tests.e2e.distributed import Cluster, running_cluster, wait_for_training
@@ -31,6 +32,11 @@ from tests.validator.tasks import make_task
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]
 
+SECOND_BATCH_SECTION = """
+## Before you finish
+
+Re-read the inputs once more and make sure every output file the procedure names exists.
+"""
 ALWAYS_PASS = "#!/bin/bash\\necho 1 > /logs/verifier/reward.txt\\n"
 
 
@@ -77,6 +83,26 @@ def _inject_faults(cluster: Cluster, workdir: Path) -> None:
         bus.close()
 
 
+def _second_batch(cluster: Cluster, tmp: Path, first: dict[str, Any], timeout: float = 600) -> None:
+    """A second crawl batch (the example skills with an extra section: new content, same
+    categories) flows through series Prometheus has already seen, so rates have data."""
+    batch = tmp / "batch2"
+    shutil.copytree(EXAMPLE_SKILLS, batch)
+    for skill_md in batch.glob("*/SKILL.md"):
+        skill_md.write_text(skill_md.read_text() + SECOND_BATCH_SECTION)
+    cluster.skillgym("ingest", str(batch), "--out", str(tmp / "ingest2"), "--publish")
+    deadline = time.monotonic() + timeout
+    summary: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        cluster.assert_alive()
+        out = cluster.skillgym("summarize", "--idle", "2")
+        summary = json.loads(out.stdout)
+        if summary["trajectories_attempted"] >= 2 * first["trajectories_attempted"]:
+            return
+        time.sleep(3)
+    raise AssertionError(f"the second batch never finished sampling: {summary}")
+
+
 def _wait_for_dead_letters(cluster: Cluster, expected: dict[str, int], timeout: float = 180) -> None:
     bus = _bus(cluster)
     seen: dict[str, int] = {}
@@ -116,6 +142,8 @@ def run(
                 cluster.skillgym("ingest", str(EXAMPLE_SKILLS), "--out", str(tmp / "ingest"), "--publish")
                 funnel = json.loads((tmp / "ingest" / "funnel.json").read_text())
                 summary = wait_for_training(cluster, embedded["skills_seen"], embedded["skills_accepted"])
+                time.sleep(2)  # let Prometheus see the first wave's series before the second
+                _second_batch(cluster, tmp, summary)
                 _inject_faults(cluster, tmp)
                 _wait_for_dead_letters(cluster, {topics.SKILL_INGESTED: 1, topics.ENV_FEEDBACK: 1})
                 time.sleep(4)  # a few more scrapes after the last event

@@ -32,7 +32,9 @@ def build_wheel(
     )
     contents = {path: text.encode() for path, text in files.items()}
     contents[f"{dist}/METADATA"] = metadata.encode()
-    contents[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: skillgym-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    contents[f"{dist}/WHEEL"] = (
+        b"Wheel-Version: 1.0\nGenerator: skillgym-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )
     if console_scripts:
         entries = "".join(f"{script} = {target}\n" for script, target in console_scripts.items())
         contents[f"{dist}/entry_points.txt"] = f"[console_scripts]\n{entries}".encode()

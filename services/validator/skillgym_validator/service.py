@@ -10,6 +10,7 @@ from skillgym_core import keys
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.events import Envelope, EnvReviewed, EnvValidated, Payload
 from skillgym_core.contracts.topics import ENV_REVIEWED
+from skillgym_core.metrics import VALIDATION_LABELS
 from skillgym_core.store.base import put_json
 
 from skillgym_validator.settings import ValidatorSettings
@@ -24,6 +25,8 @@ class ValidatorService:
         self.ctx = ctx
         self.settings = settings or ValidatorSettings()
         self.validator = Validator(ctx.sandbox, self.settings)
+        for label in ("skill-dep", "verifier-passed", "unlabelled"):  # ratios read 0, not "no data"
+            VALIDATION_LABELS.labels(label)
 
     def handle(self, event: Envelope) -> Sequence[Payload]:
         reviewed = event.payload_as(EnvReviewed)

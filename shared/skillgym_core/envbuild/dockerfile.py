@@ -8,14 +8,20 @@ runtime installs only that file), and no secret in ``ENV``/``ARG``."""
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
-import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from skillgym_core.contracts.task import TaskDir
+from skillgym_core.envbuild.dockerparse import (
+    Instruction,
+    env_pairs,
+    parse_dockerfile,
+    pip_installs,
+    split_words,
+    substitute,
+)
 from skillgym_core.envbuild.requirements import RequirementsError, declared_requirements, requirements_path
 from skillgym_core.errors import TaskFormatError
 
@@ -35,11 +41,6 @@ PIPE_TO_SHELL = re.compile(
     r"\b(curl|wget)\b[^|;&]*\|\s*(sudo\s+)?((ba|z|da)?sh|python[0-9.]*|perl|ruby|node)\b"
     r"|\b(ba|z|da)?sh\s+(-c\s+)?[\"']?(\$\(|<\()\s*(curl|wget)\b"
 )
-PIP_VALUE_OPTIONS = {
-    "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint", "-t", "--target",
-    "--prefix", "--root", "--platform", "--python-version", "--implementation", "--abi", "--trusted-host",
-    "--cache-dir", "--src", "--upgrade-strategy", "--progress-bar", "--log", "--timeout", "--retries",
-}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -50,50 +51,6 @@ class LintFinding:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class Instruction:
-    keyword: str
-    args: str
-    line: int
-
-
-def parse_dockerfile(text: str) -> list[Instruction]:
-    """Logical instructions (continuations joined, comments dropped), with their first line number."""
-    instructions: list[Instruction] = []
-    pending: list[str] = []
-    start = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if not pending:
-            start = number
-        continued = stripped.endswith("\\")
-        pending.append(stripped[:-1].strip() if continued else stripped)
-        if not continued:
-            keyword, _, args = " ".join(pending).partition(" ")
-            instructions.append(Instruction(keyword.upper(), args.strip(), start))
-            pending = []
-    if pending:
-        keyword, _, args = " ".join(pending).partition(" ")
-        instructions.append(Instruction(keyword.upper(), args.strip(), start))
-    return instructions
-
-
-def _words(args: str) -> list[str]:
-    if args.startswith("["):
-        try:
-            value = json.loads(args)
-            if isinstance(value, list):
-                return [str(v) for v in value]
-        except json.JSONDecodeError:
-            pass
-    try:
-        return shlex.split(args, comments=False)
-    except ValueError:
-        return args.split()
 
 
 def _norm_src(src: str) -> str:
@@ -110,17 +67,19 @@ def _image_findings(image: str, stages: set[str], line: int, registries: tuple[s
     first, _, rest = image.partition("/")
     registry = first if rest and ("." in first or ":" in first or first == "localhost") else "docker.io"
     if registry not in registries:
-        findings.append(LintFinding("from_registry", f"FROM {image}: registry {registry} is not allowed ({', '.join(registries)})", line))
+        findings.append(
+            LintFinding(
+                "from_registry", f"FROM {image}: registry {registry} is not allowed ({', '.join(registries)})", line
+            )
+        )
     if "@sha256:" not in image:
         name = image.rsplit("/", 1)[-1]
         tag = name.partition(":")[2]
         if not tag or tag == "latest":
-            findings.append(LintFinding("from_unpinned", f"FROM {image}: pin a tag other than latest (or a digest)", line))
+            findings.append(
+                LintFinding("from_unpinned", f"FROM {image}: pin a tag other than latest (or a digest)", line)
+            )
     return findings
-
-
-def _substitute(value: str, args: dict[str, str]) -> str:
-    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: args.get(m.group(1) or m.group(2), m.group(0)), value)
 
 
 @dataclass
@@ -135,34 +94,6 @@ class _State:
 
     def resolve(self, path: str) -> str:
         return posixpath.normpath(posixpath.join(self.workdir, path))
-
-
-def _pip_installs(command: str) -> list[tuple[list[str], list[str]]]:
-    """(requirement files, package arguments) of every ``pip install`` in a shell command."""
-    found = []
-    for segment in re.split(r"&&|\|\||;|\|", command):
-        words = _words(segment.strip())
-        for index, word in enumerate(words):
-            is_pip = posixpath.basename(word) in ("pip", "pip3") or (
-                word == "pip" and index > 0 and words[index - 1] == "-m"
-            )
-            if not is_pip or index + 1 >= len(words) or words[index + 1] != "install":
-                continue
-            files, packages, rest = [], [], iter(words[index + 2 :])
-            for arg in rest:
-                if arg in ("-r", "--requirement"):
-                    files.append(next(rest, ""))
-                elif arg.startswith("--requirement="):
-                    files.append(arg.split("=", 1)[1])
-                elif arg.startswith("-r") and len(arg) > 2:
-                    files.append(arg[2:])
-                elif arg in PIP_VALUE_OPTIONS:
-                    next(rest, None)
-                elif not arg.startswith("-"):
-                    packages.append(arg)
-            found.append((files, packages))
-            break
-    return found
 
 
 def lint_dockerfile(
@@ -184,27 +115,44 @@ def lint_dockerfile(
     references = bool(state.copied_requirements or state.installed_requirements)
     if requirements_declared:
         if not state.copied_requirements:
-            findings.append(LintFinding("requirements_not_copied", "environment/requirements.txt is declared but the Dockerfile never COPYs it"))
+            findings.append(
+                LintFinding(
+                    "requirements_not_copied",
+                    "environment/requirements.txt is declared but the Dockerfile never COPYs it",
+                )
+            )
         elif not state.copied_requirements & state.installed_requirements:
-            findings.append(LintFinding("requirements_not_installed", "the Dockerfile copies requirements.txt but never runs `pip install -r` on the copied file"))
+            findings.append(
+                LintFinding(
+                    "requirements_not_installed",
+                    "the Dockerfile copies requirements.txt but never runs `pip install -r` on the copied file",
+                )
+            )
     elif references and not requirements_present:
-        findings.append(LintFinding("requirements_missing", "the Dockerfile uses requirements.txt but environment/requirements.txt does not exist"))
+        findings.append(
+            LintFinding(
+                "requirements_missing",
+                "the Dockerfile uses requirements.txt but environment/requirements.txt does not exist",
+            )
+        )
     return findings
 
 
-def _check(ins: Instruction, state: _State, skill_dirs: tuple[str, ...], registries: tuple[str, ...]) -> list[LintFinding]:
+def _check(
+    ins: Instruction, state: _State, skill_dirs: tuple[str, ...], registries: tuple[str, ...]
+) -> list[LintFinding]:
     keyword, line = ins.keyword, ins.line
     findings: list[LintFinding] = []
     if keyword == "ARG":
-        for word in _words(ins.args):
+        for word in split_words(ins.args):
             name, _, value = word.partition("=")
             findings += _secret(name, value, "ARG", line)
             if value and not state.has_from:
                 state.args[name] = value
     elif keyword == "FROM":
-        words = [w for w in _words(ins.args) if not w.startswith("--")]
+        words = [w for w in split_words(ins.args) if not w.startswith("--")]
         if words:
-            findings += _image_findings(_substitute(words[0], state.args), state.stages, line, registries)
+            findings += _image_findings(substitute(words[0], state.args), state.stages, line, registries)
             if len(words) >= 3 and words[1].upper() == "AS":
                 state.stages.add(words[2].lower())
         state.has_from = True
@@ -213,42 +161,40 @@ def _check(ins: Instruction, state: _State, skill_dirs: tuple[str, ...], registr
         state.has_workdir = True
         state.workdir = state.resolve(ins.args.strip().strip("\"'"))
     elif keyword == "ENV":
-        for name, value in _env_pairs(_words(ins.args)):
+        for name, value in env_pairs(split_words(ins.args)):
             findings += _secret(name, value, "ENV", line)
     elif keyword in ("COPY", "ADD"):
         findings += _copy(ins, state, skill_dirs)
     elif keyword == "RUN":
-        command = " ".join(_words(ins.args)) if ins.args.startswith("[") else ins.args
+        command = " ".join(split_words(ins.args)) if ins.args.startswith("[") else ins.args
         if PIPE_TO_SHELL.search(command):
             findings.append(LintFinding("pipe_to_shell", "RUN pipes a download into an interpreter", line))
-        for files, packages in _pip_installs(command):
+        for files, packages in pip_installs(command):
             state.installed_requirements |= {state.resolve(f) for f in files if f}
             if packages:
-                findings.append(LintFinding(
-                    "undeclared_install",
-                    f"RUN pip installs {' '.join(packages)} outside environment/requirements.txt; declare them there",
-                    line,
-                ))
+                findings.append(
+                    LintFinding(
+                        "undeclared_install",
+                        f"RUN pip installs {' '.join(packages)} outside environment/requirements.txt; declare them there",
+                        line,
+                    )
+                )
     return findings
-
-
-def _env_pairs(words: list[str]) -> list[tuple[str, str]]:
-    if not words:
-        return []
-    if "=" not in words[0]:  # legacy form: ENV NAME value with spaces
-        return [(words[0], " ".join(words[1:]))]
-    return [(name, value) for name, _, value in (w.partition("=") for w in words)]
 
 
 def _secret(name: str, value: str, keyword: str, line: int) -> list[LintFinding]:
     literal = value.strip().strip("\"'")
     if literal and not literal.startswith("$") and (SECRET_NAME.search(name) or SECRET_VALUE.search(literal)):
-        return [LintFinding("secret_in_env", f"{keyword} {name} sets a secret-looking value; pass secrets at run time", line)]
+        return [
+            LintFinding(
+                "secret_in_env", f"{keyword} {name} sets a secret-looking value; pass secrets at run time", line
+            )
+        ]
     return []
 
 
 def _copy(ins: Instruction, state: _State, skill_dirs: tuple[str, ...]) -> list[LintFinding]:
-    words = _words(ins.args)
+    words = split_words(ins.args)
     if any(w.startswith("--from") for w in words):
         return []
     parts = [w for w in words if not w.startswith("--")]
@@ -259,14 +205,22 @@ def _copy(ins: Instruction, state: _State, skill_dirs: tuple[str, ...]) -> list[
     resolved_dest = state.resolve(dest)
     for src in sources:
         if ins.keyword == "ADD" and re.match(r"^(https?|ftp)://|^git@|\.git$", src):
-            findings.append(LintFinding("add_remote", f"ADD fetches {src}; vendor the file into environment/", ins.line))
+            findings.append(
+                LintFinding("add_remote", f"ADD fetches {src}; vendor the file into environment/", ins.line)
+            )
         if src in WHOLE_CONTEXT:
-            findings.append(LintFinding("copy_context", f"{ins.keyword} {src} {dest} copies the whole build context", ins.line))
+            findings.append(
+                LintFinding("copy_context", f"{ins.keyword} {src} {dest} copies the whole build context", ins.line)
+            )
         name = _norm_src(src)
         if name == "skills" or name.startswith("skills/"):
             target = resolved_dest.rstrip("/") or "/"
             if not any(target == d or target.startswith(d + "/") for d in skill_dirs):
-                findings.append(LintFinding("skills_target", f"skills copied to {dest}, which is not an agent skill directory", ins.line))
+                findings.append(
+                    LintFinding(
+                        "skills_target", f"skills copied to {dest}, which is not an agent skill directory", ins.line
+                    )
+                )
         if posixpath.basename(name) == "requirements.txt":
             state.copied_requirements.add(
                 state.resolve(posixpath.join(dest, "requirements.txt")) if dest.endswith("/") else resolved_dest
@@ -296,6 +250,9 @@ def lint_environment(task: TaskDir, *, skill_dirs: tuple[str, ...] = DEFAULT_SKI
     except (OSError, TaskFormatError):  # the conformance gate reports an unreadable task.toml
         skills_dir = None
     if skills_dir and skills_dir.rstrip("/") not in skill_dirs:
-        findings.append(LintFinding("skills_dir_not_allowed", f"[environment] skills_dir {skills_dir} is not an agent skill directory"))
+        findings.append(
+            LintFinding(
+                "skills_dir_not_allowed", f"[environment] skills_dir {skills_dir} is not an agent skill directory"
+            )
+        )
     return findings
-

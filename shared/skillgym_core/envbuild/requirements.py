@@ -64,7 +64,9 @@ def parse_requirements(text: str, *, origin: str = REQUIREMENTS_FILE) -> Require
         if not line:
             continue
         if line.startswith("-"):
-            raise RequirementsError(f"{origin}:{number}: pip options are not allowed: {line!r}", path=origin, line=number)
+            raise RequirementsError(
+                f"{origin}:{number}: pip options are not allowed: {line!r}", path=origin, line=number
+            )
         try:
             requirement = Requirement(line)
         except InvalidRequirement as exc:

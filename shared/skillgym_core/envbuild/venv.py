@@ -175,7 +175,9 @@ class LocalVenvProvider:
         try:
             with log_path.open("w", encoding="utf-8") as log:
                 log.write(f"# environment {key}\n{requirements.text()}")
-                self._step("venv", [self.python, "-m", "venv", "--without-pip", str(venv)], log, deadline, key, log_path)
+                self._step(
+                    "venv", [self.python, "-m", "venv", "--without-pip", str(venv)], log, deadline, key, log_path
+                )
                 (work / "requirements.txt").write_text(requirements.text())
                 pip = [
                     self.python, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
@@ -211,8 +213,9 @@ class LocalVenvProvider:
         log.flush()
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise EnvironmentBuildError(f"environment build timed out before {step}", reason="build_timeout",
-                                        key=key, log_tail=_tail(log_path))
+            raise EnvironmentBuildError(
+                f"environment build timed out before {step}", reason="build_timeout", key=key, log_tail=_tail(log_path)
+            )
         try:
             proc = subprocess.Popen(
                 list(argv), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -226,9 +229,16 @@ class LocalVenvProvider:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-            raise EnvironmentBuildError(f"environment build timed out during {step}", reason="build_timeout",
-                                        key=key, log_tail=_tail(log_path)) from None
+            raise EnvironmentBuildError(
+                f"environment build timed out during {step}", reason="build_timeout", key=key, log_tail=_tail(log_path)
+            ) from None
         if code != 0:
             reason = "pip_failed" if step == "pip" else f"{step}_failed"
-            raise EnvironmentBuildError(f"{step} exited {code} while building environment {key}", reason=reason,
-                                        key=key, exit_code=code, log_tail=_tail(log_path), log_path=str(log_path))
+            raise EnvironmentBuildError(
+                f"{step} exited {code} while building environment {key}",
+                reason=reason,
+                key=key,
+                exit_code=code,
+                log_tail=_tail(log_path),
+                log_path=str(log_path),
+            )

@@ -136,6 +136,8 @@ class LocalSandbox:
     def __init__(self, *, extra_ro_paths: Sequence[str] = (), use_cgroups: bool = True) -> None:
         self.extra_ro = tuple(str(p) for p in extra_ro_paths)
         self.use_cgroups = use_cgroups
+        for outcome in Outcome:  # every outcome exported from the start, so shares read 0, not "no data"
+            SANDBOX_RUNS.labels(self.name, outcome.value)
 
     def controllers(self) -> dict[str, str]:
         return {k: str(v) for k, v in available_controllers().items()} if self.use_cgroups else {}

@@ -33,8 +33,10 @@ def environment_gate(
         return GateResult.fail(
             GATE,
             "environment_error",
-            [f"{finding.message} (Dockerfile line {finding.line})" if finding.line else finding.message
-             for finding in findings],
+            [
+                f"{finding.message} (Dockerfile line {finding.line})" if finding.line else finding.message
+                for finding in findings
+            ],
             findings=[finding.to_dict() for finding in findings],
         )
     requirements = declared_requirements(task)

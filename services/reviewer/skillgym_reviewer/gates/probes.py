@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgym_core.contracts.task import AGENT_WORKDIR, TaskDir
+from skillgym_core.envbuild import EnvironmentBuildError
 from skillgym_core.sandbox.base import Mount
 from skillgym_core.sandbox.workspace import safe_copy_tree
 from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner, VerifierOutcome
@@ -195,7 +196,13 @@ class Prober:
         if self.task.skills.is_dir():
             mounts.append(Mount(self.task.skills, SKILLS_MOUNT))
         rel = script.relative_to(self.task.solution).as_posix()
-        result = self.runner.sandbox.run(["bash", f"/solution/{rel}"], mounts=mounts, workdir=AGENT_WORKDIR)
+        try:  # the task's environment, as for the reference solution (built by the environment gate)
+            extra_mounts, env = self.runner.environment_extras(self.task)
+        except EnvironmentBuildError as exc:
+            return False, f"alternative {rel} did not run: environment build failed ({exc.reason})"
+        result = self.runner.sandbox.run(
+            ["bash", f"/solution/{rel}"], mounts=[*mounts, *extra_mounts], workdir=AGENT_WORKDIR, env=env
+        )
         if not result.ok:
             return False, f"alternative {rel} did not run ({result.outcome.value}, exit {result.exit_code})"
         outcome = self.runner.verify(self.task, workspace)

@@ -1,0 +1,130 @@
+"""Close the loop: serve a model on an OpenAI-compatible endpoint and run the sampler's built-in
+agent on validated tasks, so pass rates before and after training can be compared."""
+
+from __future__ import annotations
+
+import json
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from skillgym_core.context import ServiceContext
+from skillgym_core.contracts.events import Envelope, EnvValidated, TrajectoryVerified
+from skillgym_core.sandbox.local import LocalSandbox
+from skillgym_core.store.base import Store
+from skillgym_core.store.local import LocalStore
+
+
+@dataclass(frozen=True)
+class ValidatedTask:
+    task_id: str
+    skill_id: str
+    package_key: str
+    category: str | None
+
+
+def validated_tasks(store: Store, skills: Sequence[str] | None = None) -> list[ValidatedTask]:
+    """Every task the validator accepted, optionally only those of the given skill ids."""
+    tasks = []
+    for key in store.list("tasks/"):
+        if not key.endswith("/validation.json"):
+            continue
+        record = json.loads(store.get_bytes(key))
+        if not record.get("valid") or (skills and record.get("skill_id") not in skills):
+            continue
+        tasks.append(ValidatedTask(record["task_id"], record["skill_id"], record["package_key"], record.get("category")))
+    return tasks
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def served_model(model_dir: Path, max_new_tokens: int = 256) -> Iterator[str]:
+    """Serve ``model_dir`` on 127.0.0.1 for the duration; yields the ``/v1`` base URL."""
+    from skillgym_trainer.serve import create_app
+
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(model_dir, max_new_tokens), host="127.0.0.1", port=port, log_level="error")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(base + "/healthz", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    else:
+        server.should_exit = True
+        raise RuntimeError(f"model server for {model_dir} did not come up")
+    try:
+        yield base + "/v1"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def evaluate_endpoint(
+    run_store: Store, tasks: Sequence[ValidatedTask], base_url: str, model_name: str, out_dir: Path, *, max_steps: int = 8
+) -> dict[str, Any]:
+    """Run the built-in agent (skill provided) once on each task; verified by the trusted verifier."""
+    from skillgym_sampler.service import SamplerService
+    from skillgym_sampler.settings import SamplerSettings
+
+    store = LocalStore(out_dir / "store")
+    ctx = ServiceContext(store=store, sandbox=LocalSandbox(), scratch=Path(tempfile.mkdtemp(prefix="eval-")))
+    settings = SamplerSettings(
+        harnesses=["builtin"], llm_base_url=base_url, llm_model=model_name, max_steps=max_steps,
+        skill_conditions=["with"], hardening_threshold=1.0, max_hardening_rounds=0,
+    )
+    sampler = SamplerService(ctx, settings)
+    results: list[dict[str, Any]] = []
+    for task in tasks:
+        store.put_bytes(task.package_key, run_store.get_bytes(task.package_key))
+        event = Envelope.wrap(
+            EnvValidated(task_id=task.task_id, skill_id=task.skill_id, package_key=task.package_key, valid=True,
+                         category=task.category),
+            producer="evaluate",
+            correlation_id=model_name,
+        )
+        for out in sampler.handle(event):
+            if isinstance(out, TrajectoryVerified):
+                results.append({"task_id": out.task_id, "passed": out.passed, "reward": out.reward,
+                                "failure_type": out.failure_type, "trajectory_id": out.trajectory_id})
+    passed = sum(1 for r in results if r["passed"])
+    return {"model": model_name, "runs": len(results), "passed": passed,
+            "pass_rate": passed / len(results) if results else 0.0, "results": results}
+
+
+def evaluate_models(
+    run_dir: Path, models: dict[str, Path], out_dir: Path, *, skills: Sequence[str] | None = None, max_steps: int = 8
+) -> dict[str, Any]:
+    run_store = LocalStore(run_dir / "store" if (run_dir / "store").is_dir() else run_dir)
+    tasks = validated_tasks(run_store, skills)
+    if not tasks:
+        raise ValueError(f"{run_dir} holds no validated tasks to evaluate on")
+    report: dict[str, Any] = {"tasks": [t.task_id for t in tasks], "models": {}}
+    for name, model_dir in models.items():
+        with served_model(model_dir) as base_url:
+            report["models"][name] = evaluate_endpoint(
+                run_store, tasks, base_url, name, out_dir / name, max_steps=max_steps
+            )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "evaluation.json").write_text(json.dumps(report, indent=2))
+    return report
