@@ -33,6 +33,12 @@ class CommonSettings(BaseSettings):
 
     sandbox: Literal["local", "kubernetes"] = "local"
 
+    env_build: bool = Field(True, description="build declared task environments (local sandbox only)")
+    env_cache: Path = Field(Path("out/env-cache"), description="cache of built task environments")
+    env_index_url: str | None = Field(None, description="package index for environment builds")
+    env_find_links: list[str] = Field(default_factory=list, description="extra wheel directories/URLs")
+    env_no_index: bool = Field(False, description="install only from env_find_links")
+
     max_attempts: int = Field(3, ge=1, description="handler attempts before an event goes to <topic>.dlq")
     retry_backoff_s: float = Field(0.2, ge=0)
     retry_backoff_max_s: float = Field(5.0, ge=0)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from skillgym_core.contracts.events import EnvBuilt, EnvReviewed
+from skillgym_core.envbuild import environment_provider
 from skillgym_core.store.base import get_json
 from skillgym_reviewer import ReviewerService
-from skillgym_reviewer.service import environment_provider
 from skillgym_reviewer.settings import ReviewerSettings
 
 from tests.builder.skills import make_context, wrap
@@ -67,9 +67,9 @@ def review(
     task = handmade.write_task(tmp_path / name, edit)
     key = ctx.save_task(f"task-{name}", task)
     config = ReviewerSettings(
-        reviewer_env_cache=cache or tmp_path / "env-cache",
-        reviewer_env_find_links=[str(wheelhouse)],
-        reviewer_env_no_index=True,
+        env_cache=cache or tmp_path / "env-cache",
+        env_find_links=[str(wheelhouse)],
+        env_no_index=True,
         **settings,  # type: ignore[arg-type]
     )
     event = EnvBuilt(task_id=f"task-{name}", skill_id="skill-ledger", package_key=key, template="handmade")
@@ -90,7 +90,7 @@ def test_a_declared_environment_is_built_once_and_used_by_the_review(tmp_path: P
 
 
 def test_without_a_build_the_same_task_is_rejected(tmp_path: Path, wheelhouse: Path) -> None:
-    reviewed, gates = review(tmp_path, wheelhouse, "ledger", with_requirements(), reviewer_env_build=False)
+    reviewed, gates = review(tmp_path, wheelhouse, "ledger", with_requirements(), env_build=False)
     assert not reviewed.approved and reviewed.failure_type == "environment_error"
     assert "builds no environments" in " ".join(reviewed.reasons)
     assert "validity" not in gates
@@ -122,7 +122,7 @@ def test_a_task_without_requirements_passes_the_gate_untouched(tmp_path: Path, w
 
 
 def test_environments_are_built_for_the_local_sandbox_only(tmp_path: Path) -> None:
-    settings = ReviewerSettings(reviewer_env_cache=tmp_path)
+    settings = ReviewerSettings(env_cache=tmp_path)
     assert environment_provider(settings, "local") is not None
     assert environment_provider(settings, "kubernetes") is None
-    assert environment_provider(ReviewerSettings(reviewer_env_build=False), "local") is None
+    assert environment_provider(ReviewerSettings(env_build=False), "local") is None

@@ -10,12 +10,12 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
-
-from skillgym.serve import ServeSettings, ServiceRunner, build_app
 from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.contracts import topics
 from skillgym_core.contracts.events import EnvBuilt, Envelope, Payload, SkillIngested
 from skillgym_core.store.local import LocalStore
+
+from skillgym.serve import ServeSettings, ServiceRunner, build_app
 from tests.support.services import free_port
 
 
@@ -54,7 +54,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, MemoryBus, ServiceRunner]]:
 
 
 def test_health_readiness_and_metrics_over_http(served: tuple[str, MemoryBus, ServiceRunner]) -> None:
-    base, bus, runner = served
+    base, bus, _ = served
     assert httpx.get(base + "/healthz").status_code == 200
     ready = httpx.get(base + "/readyz")
     assert ready.status_code == 200

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from skillgym.summary import summarize
 from skillgym_core.contracts.events import (
     EnvBuilt,
     Envelope,
@@ -12,6 +11,8 @@ from skillgym_core.contracts.events import (
     TrainingCompleted,
     TrajectoryVerified,
 )
+
+from skillgym.summary import summarize
 
 
 def wrap(payload: Payload) -> Envelope:

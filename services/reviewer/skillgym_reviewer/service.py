@@ -16,7 +16,7 @@ from skillgym_core.context import ServiceContext
 from skillgym_core.contracts import topics
 from skillgym_core.contracts.events import EnvBuilt, Envelope, EnvFeedback, EnvReviewed, Payload
 from skillgym_core.contracts.task import TaskConfig, TaskDir
-from skillgym_core.envbuild import EnvironmentProvider, LocalVenvProvider, PipSource
+from skillgym_core.envbuild import environment_provider
 from skillgym_core.llm import LLMClient, LLMSettings
 from skillgym_core.store.base import put_json
 from skillgym_core.taskrun import TaskRunner
@@ -135,20 +135,8 @@ class ReviewerService:
         return outputs
 
 
-def environment_provider(settings: ReviewerSettings, sandbox_name: str) -> EnvironmentProvider | None:
-    """The cached-venv builder, for the local sandbox (other backends mount no host paths)."""
-    if not settings.reviewer_env_build or sandbox_name != "local":
-        return None
-    source = PipSource(
-        index_url=settings.reviewer_env_index_url,
-        find_links=tuple(settings.reviewer_env_find_links),
-        no_index=settings.reviewer_env_no_index,
-    )
-    return LocalVenvProvider(settings.reviewer_env_cache, source=source)
-
-
 def gate_names(report: ReviewReport) -> list[str]:
     return [gate.gate for gate in report.gates]
 
 
-__all__ = ["GateResult", "ReviewerService", "dropped_key", "environment_provider", "gate_names"]
+__all__ = ["GateResult", "ReviewerService", "dropped_key", "gate_names"]

@@ -11,6 +11,7 @@ from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.events import Envelope, EnvValidated, Payload, TrajectoryVerified
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.contracts.topics import ENV_VALIDATED
+from skillgym_core.envbuild import environment_provider
 
 from skillgym_sampler.hardening import hardening_request
 from skillgym_sampler.harness.base import RunSpec
@@ -32,7 +33,10 @@ class SamplerService:
         self.settings = settings or SamplerSettings()
         self.plan = plan or SamplingPlan.from_settings(self.settings)
         self.trials = TrialRunner(
-            ctx, pass_threshold=self.settings.pass_threshold, command_timeout_s=self.settings.command_timeout_s
+            ctx,
+            pass_threshold=self.settings.pass_threshold,
+            command_timeout_s=self.settings.command_timeout_s,
+            environment=environment_provider(self.settings, ctx.sandbox.name),
         )
 
     def handle(self, event: Envelope) -> Sequence[Payload]:

@@ -16,6 +16,7 @@ from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.atif import Trajectory, VerificationRecord
 from skillgym_core.contracts.events import TrajectoryVerified
 from skillgym_core.contracts.task import TaskDir
+from skillgym_core.envbuild import EnvironmentProvider
 from skillgym_core.errors import SkillGymError
 from skillgym_core.store.base import get_json, put_json
 from skillgym_core.taskrun import TaskRunner
@@ -66,9 +67,16 @@ def _crash_trajectory(spec: RunSpec, harness: Harness, instruction: str, error: 
 
 
 class TrialRunner:
-    def __init__(self, ctx: ServiceContext, *, pass_threshold: float = 1.0, command_timeout_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        ctx: ServiceContext,
+        *,
+        pass_threshold: float = 1.0,
+        command_timeout_s: float = 120.0,
+        environment: EnvironmentProvider | None = None,
+    ) -> None:
         self.ctx = ctx
-        self.runner = TaskRunner(ctx.sandbox, pass_threshold=pass_threshold)
+        self.runner = TaskRunner(ctx.sandbox, pass_threshold=pass_threshold, environment=environment)
         self.command_timeout_s = command_timeout_s
 
     def run(self, task: TaskDir, spec: RunSpec, harness: Harness) -> TrajectoryVerified:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgym_core.contracts.task import TaskDir
+from skillgym_core.envbuild import environment_provider
 from skillgym_core.errors import SkillGymError
 from skillgym_core.metrics import VALIDATION_LABELS, VALIDATION_SECONDS
 from skillgym_core.sandbox import janitor
@@ -32,7 +33,9 @@ class Validator:
     def __init__(self, sandbox: Sandbox, settings: ValidatorSettings) -> None:
         self.settings = settings
         self.sandbox = sandbox
-        self.runner = TaskRunner(sandbox, pass_threshold=settings.pass_threshold)
+        self.runner = TaskRunner(
+            sandbox, pass_threshold=settings.pass_threshold, environment=environment_provider(settings, sandbox.name)
+        )
         self.gate = ValidityGate(
             self.runner,
             nop_runs=settings.nop_runs,

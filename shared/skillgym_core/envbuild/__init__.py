@@ -2,6 +2,7 @@
 consistent with them, and cached local virtual environments mounted into the sandbox."""
 
 from skillgym_core.envbuild.dockerfile import DEFAULT_SKILL_DIRS, LintFinding, lint_dockerfile, lint_environment
+from skillgym_core.envbuild.factory import environment_provider
 from skillgym_core.envbuild.provider import (
     ENV_MOUNT,
     EnvironmentBuildError,
@@ -30,6 +31,7 @@ __all__ = [
     "Requirements",
     "RequirementsError",
     "declared_requirements",
+    "environment_provider",
     "lint_dockerfile",
     "lint_environment",
     "parse_requirements",

@@ -8,8 +8,9 @@ import time
 
 from skillgym_core.contracts.atif import ObservationResult, ToolCall
 from skillgym_core.contracts.task import AGENT_WORKDIR
+from skillgym_core.envbuild import EnvironmentBuildError
 from skillgym_core.sandbox.base import Limits, Mount, SandboxResult
-from skillgym_core.taskrun import SKILLS_MOUNT
+from skillgym_core.taskrun import SKILLS_MOUNT, environment_failure
 
 from skillgym_sampler.harness.base import AgentEnv, AgentRun, RunSpec, format_observation
 from skillgym_sampler.harness.script_split import split_script
@@ -44,7 +45,13 @@ class OracleHarness:
             mounts.append(Mount(env.skills_dir, SKILLS_MOUNT))
         config = env.task.config()
         limits = Limits(wall_s=config.agent.timeout_sec, memory_mb=config.environment.memory_mb or 2048)
-        return env.runner.sandbox.run(["bash", "-lc", command], mounts=mounts, workdir=AGENT_WORKDIR, limits=limits)
+        try:
+            extra_mounts, run_env = env.runner.environment_extras(env.task)
+        except EnvironmentBuildError as exc:
+            return environment_failure(exc)
+        return env.runner.sandbox.run(
+            ["bash", "-lc", command], mounts=[*mounts, *extra_mounts], workdir=AGENT_WORKDIR, env=run_env, limits=limits
+        )
 
     def run(self, env: AgentEnv, spec: RunSpec) -> AgentRun:
         recorder = TrajectoryRecorder(
