@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import tempfile
+from abc import ABC, abstractmethod
 from pathlib import Path
 
 from skillgym_core.contracts.atif import Trajectory
@@ -28,7 +29,7 @@ AGENT_DIR = "/agent"
 RELAY_DIR = "/llm"
 
 
-class _CliHarness:
+class _CliHarness(ABC):
     name = "cli"
     version = "unknown"
     skills_subdir = "skills"
@@ -47,14 +48,14 @@ class _CliHarness:
         return found
 
     # -- per CLI ---------------------------------------------------------------------------------
-    def command_line(self, executable: str, instruction: str) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def command_line(self, executable: str, instruction: str) -> str: ...
 
-    def environment(self, base_url: str) -> dict[str, str]:
-        raise NotImplementedError
+    @abstractmethod
+    def environment(self, base_url: str) -> dict[str, str]: ...
 
-    def convert(self, agent_dir: Path, spec: RunSpec) -> Trajectory:
-        raise NotImplementedError
+    @abstractmethod
+    def convert(self, agent_dir: Path, spec: RunSpec) -> Trajectory: ...
 
     # -- shared ----------------------------------------------------------------------------------
     def run(self, env: AgentEnv, spec: RunSpec) -> AgentRun:
