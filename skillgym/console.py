@@ -7,6 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from skillgym.summary import SUMMARY_FIELDS
+
 console = Console(stderr=True)
 
 STAGE_LABELS = {
@@ -41,16 +43,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table = Table(title="SkillGym run summary", show_header=True)
     table.add_column("stage")
     table.add_column("count", justify="right")
-    for key in (
-        "skills_seen",
-        "skills_accepted",
-        "tasks_built",
-        "tasks_approved",
-        "tasks_validated",
-        "trajectories_attempted",
-        "trajectories_passed",
-        "dataset_examples",
-    ):
+    for key in SUMMARY_FIELDS:
         table.add_row(key.replace("_", " "), str(summary.get(key, 0)))
     first, last = summary.get("training_loss_first"), summary.get("training_loss_last")
     if first is not None and last is not None:

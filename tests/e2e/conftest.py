@@ -7,21 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from skillgym.summary import SUMMARY_FIELDS
 from tests.support.scripted_llm import Rules, ScriptedLLMServer, Sequence, assistant, bash
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_SKILLS = REPO / "examples" / "skills"
 
-STAGE_COUNTS = (
-    "skills_seen",
-    "skills_accepted",
-    "tasks_built",
-    "tasks_approved",
-    "tasks_validated",
-    "trajectories_attempted",
-    "trajectories_passed",
-    "dataset_examples",
-)
+STAGE_COUNTS = SUMMARY_FIELDS
 
 
 def explorer_agent() -> Rules:
