@@ -19,6 +19,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 setup: $(VENV)/.installed
+	bash scripts/install-sandbox.sh
 
 services: setup
 	bash scripts/install-services.sh
