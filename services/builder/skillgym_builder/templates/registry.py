@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -32,7 +33,10 @@ class TemplateRegistry:
         sub = card.record.subcategory or card.record.category
         ordered = [self._templates[t] for t in preferred if t in self._templates]
         ordered += [t for t in self._templates.values() if sub and sub in t.spec.subcategories]
-        ordered += [t for t in self._templates.values() if not t.spec.subcategories]
+        # general templates in an order that depends on the skill, so a corpus spreads over every
+        # reasoning profile instead of piling onto whichever template is listed first
+        general = [t for t in self._templates.values() if not t.spec.subcategories]
+        ordered += sorted(general, key=lambda t: hashlib.sha256(f"{card.record.skill_id}:{t.spec.id}".encode()).digest())
         seen: set[str] = set()
         return [t for t in ordered if not (t.spec.id in seen or seen.add(t.spec.id))]  # type: ignore[func-returns-value]
 
