@@ -126,3 +126,16 @@ def test_local_folder_symlinks_escaping_the_tree_are_not_followed(tmp_path: Path
     [record] = ingest([tmp_path / "corpus"], settings=_settings()).records
     assert "leak.txt" not in {f.path for f in record.files}
     assert any(d.code == "symlink_escapes" and d.file == "leak.txt" for d in record.diagnostics)
+
+
+def test_corrupt_deflate_stream_is_a_typed_rejection(tmp_path: Path) -> None:
+    # A zip whose deflate data is invalid: zlib raises its own error type while extracting.
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(
+        b'PK\x03\x04\x14\x00\x00\x00\x08\x00\xc9R}]i\xdf"e\x05\x00\x00\x00\x08\x00\x00\x00\x0c\x00\x00\x00'
+        b"s/./SKILL.mdc`\x80\xff\x00PK\x01\x02\x14\x03\x14\x00\x00\x00\x08\x00\xc9R}]i\xdf\"e\x05\x00\x00\x00"
+        b"\x08\x00\x00\x00\x0c\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x01\x00\x00\x00\x00s/./SKILL.md"
+        b"PK\x05\x06\x00\x00\x00\x00\x01\x00\x01\x00:\x00\x00\x00/\x00\x00\x00\x00\x00"
+    )
+    [record] = ingest([bad], settings=_settings()).records
+    assert record.reasons == ["archive_corrupt"]

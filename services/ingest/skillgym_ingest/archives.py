@@ -7,10 +7,12 @@ bytes are counted while they are written."""
 
 from __future__ import annotations
 
+import lzma
 import os
 import stat
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 from typing import IO
 
@@ -95,7 +97,9 @@ def extract_archive(path: Path, dest: Path, settings: IngestSettings) -> None:
             raise ArchiveCorruptError("not a zip or tar archive", path=str(path))
     except ArchiveError:
         raise
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, ValueError, RuntimeError) as exc:
+    except (
+        zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, ValueError, RuntimeError, zlib.error, lzma.LZMAError
+    ) as exc:  # a corrupt deflate/xz stream surfaces as the codec's own error type
         raise ArchiveCorruptError(f"archive cannot be read: {exc}", path=str(path)) from exc
 
 

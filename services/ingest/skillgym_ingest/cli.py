@@ -28,7 +28,8 @@ def ingest_command(
     out_dir = Path(out_dir)
     with RecordWriter(out_dir) as writer:
         result = ingest(
-            sources, settings=settings, store=store, progress=progress, on_record=writer.write, keep=keep_records
+            sources, settings=settings, store=store, progress=progress, on_record_json=writer.write_json,
+            keep=keep_records,
         )
     write_funnel(result.funnel, out_dir)
     if progress:

@@ -27,9 +27,19 @@ SCRIPT_LANGUAGES = {
     ".r": "r", ".sql": "sql", ".ps1": "powershell", ".bat": "batch", ".cmd": "batch", ".lua": "lua",
     ".swift": "swift", ".scala": "scala",
 }
-_WS = re.compile(r"[ \t]+")
+_WS = re.compile(r"[ \t]{2,}|\t")  # runs of blanks; a lone space is already normal
 _PROSE_WORD = re.compile(r"[^\W\d_]+")
 _PROSE_LIMIT = 40000
+# ASCII letters kept, every other byte a separator: on ASCII text, splitting the translation
+# gives exactly what _PROSE_WORD.findall gives (there it means [A-Za-z]+).
+_LETTERS_ONLY = bytes(code if chr(code).isascii() and chr(code).isalpha() else 32 for code in range(256))
+
+
+def prose_words(text: str) -> list[str]:
+    """``_PROSE_WORD.findall(text)``: the runs of letters in ``text``."""
+    if text.isascii():
+        return text.encode("ascii").translate(_LETTERS_ONLY).decode("ascii").split()
+    return _PROSE_WORD.findall(text)
 
 
 def suffix_of(path: str) -> str:
@@ -70,11 +80,11 @@ class SkillContent:
     @functools.cached_property
     def body_words(self) -> list[str]:
         """Lower-cased words of the body, shared by the language and quality rules."""
-        return _PROSE_WORD.findall(self.body[:_PROSE_LIMIT].lower())
+        return prose_words(self.body[:_PROSE_LIMIT].lower())
 
     @functools.cached_property
     def prose_words(self) -> list[str]:
-        return _PROSE_WORD.findall(self.description.lower()) + self.body_words
+        return prose_words(self.description.lower()) + self.body_words
 
     def scripts(self) -> list[TextFile]:
         return [f for f in self.text_files if f.suffix in SCRIPT_LANGUAGES]
@@ -134,8 +144,11 @@ def normalized_hash(content: SkillContent) -> str:
 
 
 def _normalize(text: str) -> bytes:
-    lines = _WS.sub(" ", text.lower()).split("\n")
-    return "\n".join(stripped for line in lines if (stripped := line.strip())).encode()
+    """Lower-case, runs of spaces and tabs as one space, lines stripped, blank lines dropped."""
+    lowered = text.lower()
+    if "\t" in lowered or "  " in lowered:
+        lowered = _WS.sub(" ", lowered)
+    return "\n".join(stripped for line in lowered.split("\n") if (stripped := line.strip())).encode()
 
 
 def tree_hash(files: list[LoadedFile]) -> str:

@@ -1,73 +1,93 @@
-"""The corpus-level verdict: dedup against what came before, then accept or reject with reasons."""
+"""The corpus-level verdict: dedup against what came before, then accept or reject with reasons.
+
+Works on :class:`SkillSummary` values, never on records, and keeps its state in
+:mod:`dedup_index`, so deciding a skill allocates nothing that outlives it."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 from skillgym_core import metrics
-from skillgym_core.contracts.skill import SkillRecord
 
-from skillgym_ingest.analyze import Analysis
-from skillgym_ingest.dedup import NearDuplicateIndex
-from skillgym_ingest.filters import DUPLICATE, INCONSISTENT
-from skillgym_ingest.llm import LLMAnnotator
+from skillgym_ingest.dedup_index import ExactIndex, NearDuplicateIndex
+from skillgym_ingest.filters import DUPLICATE
 from skillgym_ingest.settings import IngestSettings
+from skillgym_ingest.summary import SkillSummary, Verdict
 
 
 class Decider:
-    """Sees analyses in a fixed order; the first of each duplicate cluster is its representative."""
+    """Sees skills in a fixed order; the first of each duplicate cluster is its representative."""
 
     def __init__(self, settings: IngestSettings) -> None:
         self.settings = settings
-        self._exact: dict[str, str] = {}
+        self._exact = ExactIndex(settings) if settings.dedup else None
         self._near = NearDuplicateIndex(settings) if settings.dedup else None
         self._counts: Counter[str] = Counter()
 
-    def decide(self, analysis: Analysis, annotator: LLMAnnotator | None = None) -> SkillRecord:
-        record = analysis.record
+    def __enter__(self) -> Decider:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for index in (self._exact, self._near):
+            if index is not None:
+                index.close()
+        self._exact = self._near = None
+
+    def decide(
+        self, skill: SkillSummary, signature: np.ndarray | None = None, keys: np.ndarray | None = None
+    ) -> Verdict:
+        """Dedup ``skill``; its reasons are final unless the caller adds one before :meth:`settle`."""
+        verdict = Verdict(reasons=list(skill.reasons))
         self._counts["found"] += 1
         metrics.SKILLS_SEEN.inc()
-        if analysis.normalized_hash is not None:
+        if skill.normalized_hash is not None:
             self._counts["readable"] += 1
-            if self.settings.dedup:
-                self._dedup(analysis)
-            if record.duplicate_of is None:
+            if self._exact is not None:
+                self._dedup(skill, verdict, signature, keys)
+            if verdict.duplicate_of is None:
                 self._counts["unique"] += 1
-        if annotator is not None and not record.reasons:
-            self._counts["llm_annotated"] += 1
-            if not annotator.annotate(record):
-                record.reasons.append(INCONSISTENT)
-        record.accepted = not record.reasons
-        if record.accepted:
+        return verdict
+
+    def count(self, key: str) -> None:
+        self._counts[key] += 1
+
+    def settle(self, verdict: Verdict) -> Verdict:
+        verdict.accepted = not verdict.reasons
+        if verdict.accepted:
             self._counts["accepted"] += 1
             metrics.SKILLS_ACCEPTED.inc()
         else:
             self._counts["rejected"] += 1
-            for reason in record.reasons:
+            for reason in verdict.reasons:
                 self._counts[f"rejected:{reason}"] += 1
                 metrics.SKILLS_REJECTED.labels(reason=reason).inc()
-        return record
+        return verdict
 
-    def _dedup(self, analysis: Analysis) -> None:
-        record = analysis.record
-        assert analysis.normalized_hash is not None
-        representative = self._exact.get(analysis.normalized_hash)
+    def _dedup(
+        self, skill: SkillSummary, verdict: Verdict, signature: np.ndarray | None, keys: np.ndarray | None
+    ) -> None:
+        assert skill.normalized_hash is not None and self._exact is not None
+        representative = self._exact.get(skill.normalized_hash)
         kind, similarity = "exact", 1.0
-        if representative is None and self._near is not None and analysis.signature is not None:
-            found = self._near.query_or_add(record.skill_id, analysis.signature)
+        if representative is None and self._near is not None and signature is not None:
+            found = self._near.query_or_add(skill.skill_id, signature, keys)
             if found is not None:
                 (representative, similarity), kind = found, "near"
         if representative is None:
-            self._exact[analysis.normalized_hash] = record.skill_id
-            record.duplicate_cluster = record.skill_id
+            self._exact.put(skill.normalized_hash, skill.skill_id)
+            verdict.duplicate_cluster = skill.skill_id
             return
         if kind == "near":
-            self._exact[analysis.normalized_hash] = representative
-        record.duplicate_of = representative
-        record.duplicate_cluster = representative
-        record.duplicate_kind = kind  # type: ignore[assignment]
-        record.duplicate_similarity = round(similarity, 4)
-        record.reasons.append(DUPLICATE)
+            self._exact.put(skill.normalized_hash, representative)
+        verdict.duplicate_of = representative
+        verdict.duplicate_cluster = representative
+        verdict.duplicate_kind = kind
+        verdict.duplicate_similarity = round(similarity, 4)
+        verdict.reasons.append(DUPLICATE)
         self._counts[f"duplicate:{kind}"] += 1
 
     def funnel(self) -> dict[str, int]:

@@ -1,4 +1,8 @@
-"""Run per-skill analysis in worker processes, results in input order, bounded work in flight."""
+"""Run per-skill analysis in worker processes, results in input order, bounded work in flight.
+
+Workers send back :class:`AnalyzedChunk` objects: record JSON as bytes and the dedup inputs of a
+whole chunk as two numpy matrices, so the main process unpickles a few buffers per chunk
+instead of a tree of models per skill."""
 
 from __future__ import annotations
 
@@ -8,28 +12,37 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 
+import numpy as np
 from skillgym_core.archive import pack_dir
 
 from skillgym_ingest.analyze import Analysis, analyze_path
+from skillgym_ingest.minhash import band_keys
 from skillgym_ingest.settings import IngestSettings
+from skillgym_ingest.summary import AnalyzedChunk, SkillSummary
 from skillgym_ingest.units import FailedUnit, FolderUnit, Unit
 
-Result = tuple[Analysis, bytes | None]
 
-
-def analyze_chunk(units: list[Unit], settings: IngestSettings, pack: bool) -> list[Result]:
-    out: list[Result] = []
+def analyze_chunk(units: list[Unit], settings: IngestSettings, pack: bool) -> AnalyzedChunk:
+    chunk = AnalyzedChunk()
+    signatures: list[np.ndarray] = []
     for unit in units:
         if isinstance(unit, FailedUnit):
-            out.append((Analysis(unit.record, None), None))
-            continue
-        analysis = analyze_path(unit.root, unit.source, settings)
+            analysis = Analysis(unit.record, None)
+        else:
+            analysis = analyze_path(unit.root, unit.source, settings)
         packed = None
         # Pack in the worker only what can still be accepted; duplicates are rare enough.
         if pack and analysis.root is not None and not analysis.record.reasons:
             packed = pack_dir(analysis.root)
-        out.append((analysis, packed))
-    return out
+        row = -1
+        if analysis.normalized_hash is not None and analysis.signature is not None:
+            row = len(signatures)
+            signatures.append(analysis.signature)
+        chunk.skills.append(SkillSummary.of(analysis.record, analysis.root, packed, row))
+    if signatures:
+        chunk.signatures = np.stack(signatures)
+        chunk.band_keys = band_keys(chunk.signatures, settings.minhash_bands)
+    return chunk
 
 
 class AnalysisPool:
@@ -47,7 +60,7 @@ class AnalysisPool:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
 
-    def map(self, units: Iterable[Unit], *, pack: bool) -> Iterator[Result]:
+    def map(self, units: Iterable[Unit], *, pack: bool) -> Iterator[AnalyzedChunk]:
         chunks = _chunked(iter(units), self.settings.chunk_size)
         first = next(chunks, None)
         if first is None:
@@ -55,17 +68,17 @@ class AnalysisPool:
         second = next(chunks, None)
         if second is None or self.workers <= 1:
             for chunk in itertools.chain([first], [second] if second else [], chunks):
-                yield from analyze_chunk(chunk, self.settings, pack)
+                yield analyze_chunk(chunk, self.settings, pack)
             return
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.workers)
-        pending: deque[Future[list[Result]]] = deque()
+        pending: deque[Future[AnalyzedChunk]] = deque()
         for chunk in itertools.chain([first, second], chunks):
             pending.append(self._pool.submit(analyze_chunk, chunk, self.settings, pack))
             if len(pending) >= self.workers * 3:
-                yield from pending.popleft().result()
+                yield pending.popleft().result()
         while pending:
-            yield from pending.popleft().result()
+            yield pending.popleft().result()
 
 
 def _chunked(units: Iterator[Unit], size: int) -> Iterator[list[Unit]]:

@@ -20,6 +20,13 @@ _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s(.*)|)$")
 _CLOSERS = {"---", "..."}
+# "key: value" lines that YAML reads as {key: value} with both strings: a letter first (no
+# number, date or indicator), printable ASCII, no ": ", " #" or trailing ":", not a YAML word.
+_SIMPLE_LINE = re.compile(r"([A-Za-z][A-Za-z0-9_-]{0,100}): ([A-Za-z][ -~]*)")
+_YAML_WORDS = frozenset({
+    "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON",
+    "off", "Off", "OFF", "null", "Null", "NULL",
+})
 
 
 @dataclass
@@ -88,6 +95,9 @@ def _parse_block(block: list[str], first_line: int, file: str, diagnostics: list
     if not source.strip():
         diagnostics.append(_diag("front_matter_empty", "front matter is empty", "error", file, first_line))
         return {}
+    simple = simple_mapping(block)
+    if simple is not None:
+        return simple
     try:
         loaded = yaml.load(source, Loader=_Loader)
     except yaml.YAMLError as exc:
@@ -110,6 +120,21 @@ def _parse_block(block: list[str], first_line: int, file: str, diagnostics: list
         )
         return _lenient_block(block, first_line, file, diagnostics)
     return {str(key): to_jsonable(value) for key, value in loaded.items()}
+
+
+def simple_mapping(block: list[str]) -> dict[str, str] | None:
+    """What YAML makes of a block of plain ``key: value`` lines, without running YAML; None
+    when any line is outside the subset where that is certain (YAML then reads the block)."""
+    result: dict[str, str] = {}
+    for line in block:
+        match = _SIMPLE_LINE.fullmatch(line)
+        if match is None:
+            return None
+        key, value = match.group(1), match.group(2).rstrip(" ")
+        if key in _YAML_WORDS or value in _YAML_WORDS or ": " in value or " #" in value or value.endswith(":"):
+            return None
+        result[key] = value
+    return result or None
 
 
 def _lenient_block(block: list[str], first_line: int, file: str, diagnostics: list[Diagnostic]) -> dict[str, Any]:

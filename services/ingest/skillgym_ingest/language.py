@@ -38,6 +38,6 @@ def english_from_words(words: list[str]) -> LanguageGuess:
     joined = "".join(words)
     letters = len(joined)
     ascii_letters = letters if joined.isascii() else sum(1 for ch in joined if ch.isascii())
-    english_words = len(words) - len([None for w in words if w not in _ENGLISH])
+    english_words = sum(map(_ENGLISH.__contains__, words))
     score = min(1.0, english_words / len(words) / SATURATION) * (ascii_letters / letters)
     return LanguageGuess("en" if score >= 0.5 else "other", round(score, 3), len(words))

@@ -57,60 +57,107 @@ def load_folder(root: Path, source: str, *, max_files: int, max_bytes: int, max_
     """Load every regular file below ``root``; VCS and cache folders are skipped.
 
     Listing stops after ``max_files`` files (``truncated``); a folder above ``max_bytes``
-    raises :class:`SkillReadError` since even hashing it would be unbounded work."""
+    raises :class:`SkillReadError` since even hashing it would be unbounded work. The walk is
+    the one ``os.walk`` makes (top-down, names sorted, an unreadable subfolder skipped), done
+    with ``os.scandir`` so that no file needs a second ``stat``."""
     folder = SkillFolder(root=root, source=source)
-    real_root = os.path.realpath(root)
+    limits = (max_files, max_bytes, max_file_bytes)
     try:
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            rel_dir = os.path.relpath(dirpath, root)
-            kept = []
-            for name in sorted(dirnames):
-                full = os.path.join(dirpath, name)
-                if os.path.islink(full):
-                    folder.links.append(_link(full, root, real_root))
-                elif name in IGNORED_DIRS:
-                    folder.skipped_dirs.append(_rel(rel_dir, name))
-                else:
-                    kept.append(name)
-            dirnames[:] = kept
-            for name in sorted(filenames):
-                full = os.path.join(dirpath, name)
-                rel = _rel(rel_dir, name)
-                if os.path.islink(full):
-                    folder.links.append(_link(full, root, real_root))
-                    continue
-                if len(folder.files) >= max_files:
-                    folder.truncated = True
-                    return folder
-                folder.files.append(_read(full, rel, max_file_bytes))
-                folder.total_bytes += folder.files[-1].size
-                if folder.total_bytes > max_bytes:
-                    raise SkillReadError(
-                        "skill folder is larger than the size cap", reason="skill_too_large",
-                        path=str(root), limit=max_bytes,
-                    )
+        _load_dir(folder, str(root), "", limits, top=True)
+    except _Truncated:
+        folder.truncated = True
     except OSError as exc:
         raise SkillReadError(f"cannot read skill folder: {exc}", path=str(root)) from exc
     return folder
 
 
+class _Truncated(Exception):
+    pass
+
+
+def _load_dir(folder: SkillFolder, path: str, rel_dir: str, limits: tuple[int, int, int], *, top: bool = False) -> None:
+    max_files, max_bytes, max_file_bytes = limits
+    try:
+        with os.scandir(path) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        if top:
+            return  # os.walk reports nothing for a root it cannot list
+        return
+    dirs: list[os.DirEntry[str]] = []
+    files: list[os.DirEntry[str]] = []
+    for entry in entries:
+        (dirs if _is_dir(entry) else files).append(entry)
+    kept = []
+    for entry in dirs:
+        if entry.is_symlink():
+            folder.links.append(_link(entry.path, folder.root))
+        elif entry.name in IGNORED_DIRS:
+            folder.skipped_dirs.append(_rel(rel_dir, entry.name))
+        else:
+            kept.append(entry)
+    for entry in files:
+        rel = _rel(rel_dir, entry.name)
+        if entry.is_symlink():
+            folder.links.append(_link(entry.path, folder.root))
+            continue
+        if len(folder.files) >= max_files:
+            raise _Truncated
+        folder.files.append(_read(entry.path, rel, max_file_bytes))
+        folder.total_bytes += folder.files[-1].size
+        if folder.total_bytes > max_bytes:
+            raise SkillReadError(
+                "skill folder is larger than the size cap", reason="skill_too_large",
+                path=str(folder.root), limit=max_bytes,
+            )
+    for entry in kept:
+        _load_dir(folder, entry.path, _rel(rel_dir, entry.name), limits)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    # os.walk sorts with is_dir() following links: a link to a folder is listed with folders.
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def _rel(rel_dir: str, name: str) -> str:
-    return name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+    return f"{rel_dir}/{name}" if rel_dir else name
 
 
 def _read(full: str, rel: str, max_file_bytes: int) -> LoadedFile:
-    with open(full, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
+    fd = os.open(full, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
         if size <= max_file_bytes:
-            data = handle.read()
+            data = _read_all(fd, size)
             return LoadedFile(rel, len(data), hashlib.sha256(data).hexdigest(), data)
         digest = hashlib.sha256()
-        for block in iter(lambda: handle.read(1 << 20), b""):
+        for block in iter(lambda: os.read(fd, 1 << 20), b""):
             digest.update(block)
         return LoadedFile(rel, size, digest.hexdigest(), None)
+    finally:
+        os.close(fd)
 
 
-def _link(full: str, root: Path, real_root: str) -> LinkEntry:
+def _read_all(fd: int, size: int) -> bytes:
+    """Everything left in ``fd`` (which may differ from the ``stat`` size of a changing file)."""
+    data = os.read(fd, size + 1) if size else b""
+    if not data or len(data) <= size:
+        rest = os.read(fd, 1 << 16)
+        if not rest:
+            return data
+        chunks = [data, rest]
+    else:
+        chunks = [data]
+    while block := os.read(fd, 1 << 20):
+        chunks.append(block)
+    return b"".join(chunks)
+
+
+def _link(full: str, root: Path) -> LinkEntry:
+    real_root = os.path.realpath(root)
     target = os.readlink(full)
     resolved = os.path.realpath(full)
     escapes = not (resolved == real_root or resolved.startswith(real_root + os.sep))

@@ -14,12 +14,15 @@ from skillgym_core.store.base import Store, put_json
 
 from skillgym_ingest.decide import Decider
 from skillgym_ingest.executor import AnalysisPool
+from skillgym_ingest.filters import INCONSISTENT
 from skillgym_ingest.llm import LLMAnnotator
 from skillgym_ingest.progress import ProgressReporter
 from skillgym_ingest.settings import IngestSettings
 from skillgym_ingest.sources import open_sources
+from skillgym_ingest.summary import SkillSummary, Verdict
 
 RecordSink = Callable[[SkillRecord], None]
+JsonSink = Callable[[bytes], None]
 EventSink = Callable[[SkillIngested], None]
 
 
@@ -44,33 +47,55 @@ def ingest(
     on_record: RecordSink | None = None,
     on_event: EventSink | None = None,
     keep: bool = True,
+    on_record_json: JsonSink | None = None,
 ) -> IngestResult:
     """Ingest every skill folder found in ``sources``.
 
-    Records and events are passed to ``on_record``/``on_event`` as they are decided; with
-    ``keep=False`` they are not also collected, so memory stays flat for large crawls."""
+    Records and events are passed to ``on_record``/``on_event`` as they are decided, and each
+    record's JSON line (no trailing newline) to ``on_record_json``; with ``keep=False`` they are
+    not also collected, so memory stays flat for large crawls. :class:`SkillRecord` objects are
+    only built when something asks for them (``keep``, ``on_record``, a store or the LLM
+    annotator): the JSON-only path never rebuilds a model."""
     settings = settings or IngestSettings()
     result = IngestResult()
-    decider = Decider(settings)
     annotator = LLMAnnotator(settings) if settings.llm_annotate else None
     pack = store is not None and settings.write_store
-    with ProgressReporter(enabled=progress) as reporter, AnalysisPool(settings) as pool:
+    want_records = keep or on_record is not None or pack
+    want_events = keep or on_event is not None or pack
+    with ProgressReporter(enabled=progress) as reporter, AnalysisPool(settings) as pool, Decider(settings) as decider:
         for unit_batch in open_sources(sources, settings, store):
             with unit_batch as units:
-                for analysis, packed in pool.map(units, pack=pack):
-                    record = decider.decide(analysis, annotator)
-                    if record.accepted:
-                        event = _publish(record, packed, analysis.root, store, settings)
-                        if on_event:
-                            on_event(event)
-                        if keep:
-                            result.events.append(event)
-                    if on_record:
-                        on_record(record)
-                    if keep:
-                        result.records.append(record)
-                    reporter.advance(record)
-    result.funnel = decider.funnel()
+                for chunk in pool.map(units, pack=pack):
+                    for skill in chunk.skills:
+                        verdict = decider.decide(skill, *chunk.dedup_inputs(skill))
+                        record = None
+                        if annotator is not None and not verdict.reasons:
+                            decider.count("llm_annotated")
+                            record = skill.record(verdict)
+                            if not annotator.annotate(record):
+                                verdict.reasons.append(INCONSISTENT)
+                        decider.settle(verdict)
+                        if record is not None:
+                            record.reasons, record.accepted = verdict.reasons, verdict.accepted
+                            line = record.model_dump_json().encode()
+                        else:
+                            line = skill.json_line(verdict)
+                            if want_records:
+                                record = SkillRecord.model_validate_json(line)
+                        if verdict.accepted and want_events:
+                            event = _publish(skill, verdict, record, store, settings)
+                            if on_event:
+                                on_event(event)
+                            if keep:
+                                result.events.append(event)
+                        if on_record_json:
+                            on_record_json(line)
+                        if on_record and record is not None:
+                            on_record(record)
+                        if keep and record is not None:
+                            result.records.append(record)
+                        reporter.advance(verdict.accepted)
+        result.funnel = decider.funnel()
     if annotator is not None:
         result.llm_agreement = annotator.agreement()
         annotator.close()
@@ -78,21 +103,21 @@ def ingest(
 
 
 def _publish(
-    record: SkillRecord, packed: bytes | None, root: Path | None, store: Store | None, settings: IngestSettings
+    skill: SkillSummary, verdict: Verdict, record: SkillRecord | None, store: Store | None, settings: IngestSettings
 ) -> SkillIngested:
-    record_key = keys.skill_record(record.skill_id)
-    files_key = keys.skill_files(record.skill_id)
-    if store is not None and settings.write_store:
-        if packed is None and root is not None:
+    record_key = keys.skill_record(skill.skill_id)
+    files_key = keys.skill_files(skill.skill_id)
+    if store is not None and settings.write_store and record is not None:
+        packed = skill.packed
+        if packed is None and skill.root is not None:
             from skillgym_core.archive import pack_dir
 
-            packed = pack_dir(root)
+            packed = pack_dir(skill.root)
         if packed is not None:
             store.put_bytes(files_key, packed, "application/gzip")
         put_json(store, record_key, record.model_dump(mode="json"))
     return SkillIngested(
-        skill_id=record.skill_id, name=record.name, record_key=record_key, files_key=files_key,
-        category=record.category,
+        skill_id=skill.skill_id, name=skill.name, record_key=record_key, files_key=files_key, category=skill.category,
     )
 
 
@@ -111,16 +136,19 @@ def write_funnel(funnel: dict[str, int], out_dir: Path) -> None:
 
 
 class RecordWriter:
-    """Appends records to ``skills.jsonl`` one line each (usable as ``on_record``)."""
+    """Appends records to ``skills.jsonl`` one line each (usable as ``on_record`` or ``on_record_json``)."""
 
     def __init__(self, out_dir: Path) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         self.path = out_dir / "skills.jsonl"
-        self._handle = self.path.open("w", encoding="utf-8")
+        self._handle = self.path.open("wb", buffering=1 << 20)
 
     def write(self, record: SkillRecord) -> None:
-        self._handle.write(record.model_dump_json())
-        self._handle.write("\n")
+        self.write_json(record.model_dump_json().encode())
+
+    def write_json(self, line: bytes) -> None:
+        self._handle.write(line)
+        self._handle.write(b"\n")
 
     __call__ = write
 

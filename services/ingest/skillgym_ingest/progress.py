@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-from skillgym_core.contracts.skill import SkillRecord
 
 
 class ProgressReporter:
@@ -23,10 +22,10 @@ class ProgressReporter:
             self._task = self._progress.add_task("ingest", total=None, accepted=0)
         return self
 
-    def advance(self, record: SkillRecord) -> None:
+    def advance(self, accepted: bool) -> None:
         if self._progress is None or self._task is None:
             return
-        self._accepted += int(record.accepted)
+        self._accepted += int(accepted)
         self._progress.update(self._task, advance=1, accepted=self._accepted)
 
     def __exit__(self, *exc: object) -> None:

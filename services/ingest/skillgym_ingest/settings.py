@@ -41,6 +41,10 @@ class IngestSettings(CommonSettings):
     minhash_bands: int = Field(32, ge=1)
     shingle_size: int = Field(3, ge=1)
     near_dup_threshold: float = Field(0.5, gt=0, le=1)
+    dedup_dir: Path | None = Field(None, description="where the dedup index files go (unlinked temp files)")
+    dedup_table_slots: int = Field(
+        1 << 22, ge=8, description="first LSH table size (sparse on disk); it chains a larger one when half full"
+    )
 
     # Taxonomy.
     taxonomy_path: Path | None = None

@@ -7,6 +7,7 @@ from collections import Counter
 
 from skillgym_core.contracts.skill import Annotation, Evidence
 
+from skillgym_ingest.annotate.rules import anchored_finditer
 from skillgym_ingest.content import SCRIPT_LANGUAGES, SkillContent
 from skillgym_ingest.language import english_from_words
 
@@ -15,6 +16,7 @@ _REFERENCE = re.compile(
     r"(?:\]\(|`)((?:\./)?(?:scripts|references|assets|templates|examples|reference|docs|resources|src)/"
     r"[\w./-]+?)[`)#]"
 )
+_REFERENCE_ANCHORS = ("](", "`")
 
 
 def annotate_basic(content: SkillContent) -> dict[str, Annotation]:
@@ -22,12 +24,13 @@ def annotate_basic(content: SkillContent) -> dict[str, Annotation]:
     front = content.parsed.front_matter
     present = {f.path for f in content.folder.files}
     missing_refs: list[Evidence] = []
-    body_offset = content.parsed.body_line
-    for line_no, line in enumerate(content.body.split("\n"), start=body_offset):
-        for match in _REFERENCE.finditer(line):
-            ref = match.group(1).removeprefix("./").rstrip(".")
-            if ref not in present and not any(p.startswith(ref.rstrip("/") + "/") for p in present):
-                missing_refs.append(Evidence(rule="basic.reference_missing", file=md, line=line_no, excerpt=ref))
+    body = content.body
+    # A reference never spans lines, so one pass over the body finds what a pass per line would.
+    for match in anchored_finditer(_REFERENCE, body, body, _REFERENCE_ANCHORS):
+        ref = match.group(1).removeprefix("./").rstrip(".")
+        if ref not in present and not any(p.startswith(ref.rstrip("/") + "/") for p in present):
+            line_no = content.parsed.body_line + body.count("\n", 0, match.start())
+            missing_refs.append(Evidence(rule="basic.reference_missing", file=md, line=line_no, excerpt=ref))
     checks = {
         "skill_md": content.skill_md_path is not None,
         "front_matter": content.parsed.has_front_matter,

@@ -6,6 +6,7 @@ import re
 
 from skillgym_core.contracts.skill import Evidence
 
+from skillgym_ingest.annotate.rules import anchored_finditer
 from skillgym_ingest.content import SkillContent
 
 KNOWN_BINARIES_WORDS = (
@@ -25,6 +26,7 @@ _SUBPROCESS = re.compile(
     r"\b(?:subprocess\.(?:run|call|check_call|check_output|Popen)|os\.system|shutil\.which|execa|spawn|execSync|"
     r"exec)\(\s*\[?\s*[fbr]?['\"]([\w.+-]+)"
 )
+_SUBPROCESS_ANCHORS = ("subprocess.", "os.system", "shutil.which", "spawn", "exec")
 _PREFIXES = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "xargs", "then", "do", "if", "!"})
 
 
@@ -68,7 +70,7 @@ def external_binaries(content: SkillContent) -> tuple[list[str], list[Evidence]]
         elif text_file.suffix in _SHELL_SUFFIXES:
             shell_lines(text_file.path, text_file.text, 1)
         elif text_file.suffix in _SCRIPT_SUFFIXES and "(" in text_file.text:
-            for match in _SUBPROCESS.finditer(text_file.text):
+            for match in anchored_finditer(_SUBPROCESS, text_file.text, text_file.text, _SUBPROCESS_ANCHORS):
                 word = match.group(1)
                 if word in KNOWN_BINARIES and word not in found:
                     line = text_file.text.count("\n", 0, match.start()) + 1

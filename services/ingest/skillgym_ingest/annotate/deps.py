@@ -6,11 +6,11 @@ import json
 import re
 import sys
 import tomllib
-from pathlib import PurePosixPath
 from typing import Any
 
 from skillgym_core.contracts.skill import Evidence
 
+from skillgym_ingest.annotate.rules import anchored_finditer
 from skillgym_ingest.content import SkillContent
 
 _PY_IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_][\w]*)[\w.]*\s+import\b|import\s+([A-Za-z_][\w., ]*))", re.M)
@@ -18,6 +18,11 @@ _JS_IMPORT = re.compile(r"""(?:\brequire\(\s*['"]|\bfrom\s+['"]|\bimport\s+['"])
 _PIP_LINE = re.compile(r"\b(?:pip3?|uv pip|python3? -m pip)\s+install\s+([^\n`|;&]+)")
 _NPM_LINE = re.compile(r"\b(?:npm|pnpm|yarn)\s+(?:install|add|i)\s+([^\n`|;&]+)")
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+# Each install pattern with the literals its matches start with (they also guard it: no literal, no match).
+_INSTALL_LINES = (
+    (_PIP_LINE, "runtime.deps.pip_install", ("pip", "uv pip", "python")),
+    (_NPM_LINE, "runtime.deps.npm_install", ("npm", "pnpm", "yarn")),
+)
 # Import names whose distribution is named differently.
 IMPORT_TO_DIST = {
     "pil": "pillow", "yaml": "pyyaml", "cv2": "opencv-python", "sklearn": "scikit-learn", "bs4": "beautifulsoup4",
@@ -35,6 +40,13 @@ _NODE_BUILTINS_WORDS = (
 _NODE_BUILTINS = frozenset(_NODE_BUILTINS_WORDS.split())
 
 
+def _path_stem(path: str) -> str:
+    """``PurePosixPath(path).stem`` for the clean relative paths the loader produces."""
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
 def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name.strip().lower())
 
@@ -42,8 +54,8 @@ def _norm(name: str) -> str:
 def dependencies(content: SkillContent) -> tuple[dict[str, Any], list[Evidence]]:
     declared: dict[str, Evidence] = {}
     imported: dict[str, Evidence] = {}
-    local_modules = {PurePosixPath(f.path).stem for f in content.text_files} | {
-        part for f in content.folder.files for part in PurePosixPath(f.path).parts[:-1]
+    local_modules = {_path_stem(f.path) for f in content.text_files} | {
+        part for f in content.folder.files for part in f.path.split("/")[:-1]
     }
 
     def declare(name: str, file: str, line: int | None, rule: str) -> None:
@@ -58,14 +70,16 @@ def dependencies(content: SkillContent) -> tuple[dict[str, Any], list[Evidence]]
     if isinstance(compat, str):
         docs.append((content.skill_md_path or "SKILL.md", compat))
     for path, text in docs:
-        for pattern, rule_name in ((_PIP_LINE, "runtime.deps.pip_install"), (_NPM_LINE, "runtime.deps.npm_install")):
-            for match in pattern.finditer(text):
+        for pattern, rule_name, needles in _INSTALL_LINES:
+            if not any(needle in text for needle in needles):
+                continue
+            for match in anchored_finditer(pattern, text, text, needles):
                 line = text.count("\n", 0, match.start()) + 1
                 for token in match.group(1).split():
                     if not token.startswith("-"):
                         declare(re.split(r"[<>=!~\[@]", token)[0] or token, path, line, rule_name)
     for text_file in content.text_files:
-        name = PurePosixPath(text_file.path).name.lower()
+        name = text_file.path.rsplit("/", 1)[-1].lower()
         if name.startswith("requirements") and name.endswith(".txt"):
             for number, requirement in enumerate(text_file.text.split("\n"), start=1):
                 if requirement.strip() and not requirement.lstrip().startswith(("#", "-")):
@@ -75,6 +89,8 @@ def dependencies(content: SkillContent) -> tuple[dict[str, Any], list[Evidence]]
         elif name == "pyproject.toml":
             _declare_pyproject(text_file.text, text_file.path, declare)
         elif text_file.suffix == ".py":
+            if "import" not in text_file.text:  # both forms of the statement contain it
+                continue
             for match in _PY_IMPORT.finditer(text_file.text):
                 names = [match.group(1)] if match.group(1) else [
                     n.strip().split()[0].split(".")[0] for n in match.group(2).split(",") if n.strip()

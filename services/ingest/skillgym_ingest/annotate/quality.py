@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import functools
+import itertools
 import re
 
 from skillgym_core.contracts.skill import Annotation, Evidence
@@ -29,7 +29,14 @@ _CODE_FENCE = re.compile(r"^\s*```", re.M)
 _WORKFLOW_HEADINGS = ("step", "usage", "workflow", "instruction", "how to", "procedure", "quick start", "process")
 
 
-@functools.lru_cache(maxsize=65536)
+# Literals each match of the patterns above starts with (lower-case; they ignore case).
+_WHEN_ANCHORS = ("use ", "when ", "trigger")
+_OUTPUT_ANCHORS = ("output", "return", "produce", "write", "generate", "create", "save")
+_INPUT_ANCHORS = ("input", "given", "provide", "accept", "read", "take")
+_STEM_CACHE: dict[str, str] = {}  # term -> stem, "" for words too short to be terms
+_STEM_CACHE_LIMIT = 65536
+
+
 def _stem(term: str) -> str:
     for suffix in ("ing", "ies", "es", "ed", "s"):
         if term.endswith(suffix) and len(term) - len(suffix) >= 4:
@@ -42,7 +49,41 @@ def terms(text: str) -> set[str]:
 
 
 def _terms_of(words: set[str]) -> set[str]:
-    return {_stem(t) for t in words - _STOP if len(t) >= 3}
+    candidates = words - _STOP
+    cached = set(map(_STEM_CACHE.get, candidates))
+    if None in cached:
+        if len(_STEM_CACHE) > _STEM_CACHE_LIMIT:
+            _STEM_CACHE.clear()
+        for word in candidates:
+            if word not in _STEM_CACHE:
+                _STEM_CACHE[word] = _stem(word) if len(word) >= 3 else ""
+        cached = set(map(_STEM_CACHE.get, candidates))
+    cached.discard("")
+    return cached  # type: ignore[return-value]
+
+
+def _has_code_fence(body: str) -> bool:
+    # A fence line exists iff one exists at or after the line of the first "```".
+    first = body.find("```")
+    return first >= 0 and _CODE_FENCE.search(body, body.rfind("\n", 0, first) + 1) is not None
+
+
+def _found(pattern: re.Pattern[str], text: str, anchors: tuple[str, ...], lowered: str | None = None) -> bool:
+    """``pattern.search(text) is not None`` for a pattern whose matches start with an anchor.
+
+    The anchors are common prose ("when ", "ready" holds "read"), so the pattern is tried
+    only where one occurs, anchor by anchor, stopping at the first match."""
+    if not text.isascii():
+        return pattern.search(text) is not None
+    folded = text.lower() if lowered is None else lowered
+    haystack = folded if pattern.flags & re.IGNORECASE else text
+    for anchor in anchors:
+        position = haystack.find(anchor)
+        while position != -1:
+            if pattern.match(text, position) is not None:
+                return True
+            position = haystack.find(anchor, position + 1)
+    return False
 
 
 def annotate_quality(content: SkillContent) -> dict[str, Annotation]:
@@ -61,15 +102,16 @@ def annotate_quality(content: SkillContent) -> dict[str, Annotation]:
         evidence=[Evidence(rule="quality.consistency.term_overlap", file=md, line=2, excerpt=description[:200])],
     )
     body = content.body
-    headings = [h.lower() for h in _HEADINGS.findall(body)]
+    headings = [h.lower() for h in _HEADINGS.findall(body)] if "#" in body else []
+    lowered = body.lower()
     signals = {
-        "when_to_use": bool(_WHEN.search(description) or _WHEN.search(body[:3000])),
-        "steps": len(_STEPS.findall(body)) >= 2,
+        "when_to_use": _found(_WHEN, description, _WHEN_ANCHORS) or _found(_WHEN, body[:3000], _WHEN_ANCHORS),
+        "steps": len(list(itertools.islice(_STEPS.finditer(body), 2))) >= 2,
         "workflow_heading": any(any(k in h for k in _WORKFLOW_HEADINGS) for h in headings),
-        "inputs_stated": bool(_INPUT.search(body)),
-        "outputs_stated": bool(_OUTPUT.search(body)),
-        "examples": bool(_CODE_FENCE.search(body)) or any("example" in h for h in headings),
-        "substantial_body": len(body.split()) >= 80,
+        "inputs_stated": _found(_INPUT, body, _INPUT_ANCHORS, lowered),
+        "outputs_stated": _found(_OUTPUT, body, _OUTPUT_ANCHORS, lowered),
+        "examples": _has_code_fence(body) or any("example" in h for h in headings),
+        "substantial_body": len(body.split(None, 79)) >= 80,
     }
     clarity = sum(signals.values()) / len(signals)
     return {

@@ -1,13 +1,15 @@
 """A small pattern-rule engine: each rule is a regex guarded by cheap literal triggers.
 
 A rule's regex only runs on a file whose lower-cased text contains one of its triggers, so
-a skill is scanned at roughly the cost of a few substring searches per rule."""
+a skill is scanned at roughly the cost of a few substring searches per rule. A rule may also
+name its anchors, literals that every match starts with: on ASCII text the regex is then only
+tried where an anchor occurs (``str.find``), which yields exactly what ``finditer`` would."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 import ahocorasick
 from skillgym_core.contracts.skill import Evidence
@@ -24,6 +26,15 @@ class Rule:
     triggers: tuple[str, ...]
     scope: str = "all"  # all | code | instructions | scripts | docs | skill_md
     human_docs: bool = True  # whether READMEs and changelogs (install notes for people) count
+    anchors: tuple[str, ...] = ()  # every (non-empty) match starts with one; lower-case if the rule ignores case
+    # False only when the pattern cannot match the text (a cheap exact pre-check for trigger-less rules).
+    guard: Callable[[str], bool] | None = field(default=None, compare=False)
+
+    def finditer(self, text: str, lowered: str) -> Iterator[re.Match[str]]:
+        """``pattern.finditer(text)``, tried only at anchor positions when that is equivalent."""
+        if self.guard is not None and not self.guard(text):
+            return iter(())
+        return anchored_finditer(self.pattern, text, lowered, self.anchors)
 
     def applies_to(self, path: str, suffix: str, is_skill_md: bool) -> bool:
         if not self.human_docs and _is_human_doc(path):
@@ -43,9 +54,54 @@ class Rule:
 
 def rule(
     name: str, pattern: str, triggers: Iterable[str], scope: str = "all", flags: int = re.IGNORECASE,
-    *, human_docs: bool = True,
+    *, human_docs: bool = True, anchors: Iterable[str] = (), guard: Callable[[str], bool] | None = None,
 ) -> Rule:
-    return Rule(name, re.compile(pattern, flags), tuple(t.lower() for t in triggers), scope, human_docs)
+    folded = tuple(a.lower() for a in anchors) if flags & re.IGNORECASE else tuple(anchors)
+    return Rule(name, re.compile(pattern, flags), tuple(t.lower() for t in triggers), scope, human_docs, folded, guard)
+
+
+def anchored_finditer(
+    pattern: re.Pattern[str], text: str, lowered: str, anchors: tuple[str, ...]
+) -> Iterator[re.Match[str]]:
+    """What ``pattern.finditer(text)`` yields, given literals every match starts with.
+
+    On ASCII text the pattern is only tried where an anchor occurs (in ``lowered`` when the
+    pattern ignores case, where anchors must be lower-case); other text, or no anchors, falls
+    back to ``finditer``. Matches must be non-empty."""
+    if not anchors or not text.isascii():
+        return pattern.finditer(text)
+    return _at_anchors(pattern, text, lowered if pattern.flags & re.IGNORECASE else text, anchors)
+
+
+def _at_anchors(pattern: re.Pattern[str], text: str, haystack: str, anchors: tuple[str, ...]) -> Iterator[re.Match[str]]:
+    positions: set[int] = set()
+    for anchor in anchors:
+        start = haystack.find(anchor)
+        while start != -1:
+            positions.add(start)
+            start = haystack.find(anchor, start + 1)
+    resume = 0
+    for position in sorted(positions):
+        if position < resume:
+            continue
+        match = pattern.match(text, position)
+        if match is not None:
+            yield match
+            resume = max(match.end(), position + 1)
+
+
+def has_run(ascii_chars: str, length: int) -> Callable[[str], bool]:
+    """A guard: does the text hold ``length`` consecutive characters from ``ascii_chars``?
+
+    Exact for patterns such as ``[A-Z]{300,}``: non-ASCII characters are never in the class,
+    and in UTF-8 they only produce bytes >= 0x80, which map outside it too."""
+    table = bytes(ord("a") if chr(code) in ascii_chars else ord(" ") for code in range(256))
+    needle = b"a" * length
+
+    def check(text: str) -> bool:
+        return len(text) >= length and needle in text.encode("utf-8", "surrogatepass").translate(table)
+
+    return check
 
 
 _HUMAN_DOCS = ("readme", "changelog", "contributing", "license", "install", "security", "code_of_conduct")
@@ -103,7 +159,7 @@ class RuleSet:
                 item = self.rules[index]
                 if not item.applies_to(path, suffix, is_md):
                     continue
-                for count, match in enumerate(item.pattern.finditer(text), start=1):
+                for count, match in enumerate(item.finditer(text, lowered), start=1):
                     line = text.count("\n", 0, match.start()) + line_offset
                     start = text.rfind("\n", 0, match.start()) + 1
                     end = text.find("\n", match.end())

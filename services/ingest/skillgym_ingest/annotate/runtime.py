@@ -20,7 +20,8 @@ NETWORK_RULES = [
          r"Session|Client|AsyncClient|ClientSession|PoolManager)\b|\burllib\.request\.urlopen|\burlopen\(",
          ["requests.", "httpx.", "aiohttp.", "urllib", "urlopen"], "code", human_docs=False),
     rule("runtime.network.js_http", r"\bfetch\(\s*[`'\"]https?://" + _NOT_LOCAL + r"|\baxios\.(?:get|post|create)\b|"
-         r"\bhttps?\.get\(", ["fetch(", "axios.", ".get("], "code", human_docs=False),
+         r"\bhttps?\.get\(", ["fetch(", "axios.", ".get("], "code", human_docs=False,
+         anchors=["fetch(", "axios.", "http"]),
     rule("runtime.network.download_command", r"\b(?:curl|wget)\b[^\n|]*?https?://" + _NOT_LOCAL,
          ["curl", "wget"], human_docs=False),
     rule("runtime.network.git_clone", r"\bgit\s+clone\s+(?:https?://|git@)", ["git clone"], human_docs=False),
@@ -39,7 +40,7 @@ NETWORK_RULES = [
          ["gh ", "gcloud ", "aws ", "az ", "git push", "git pull", "git fetch", "docker pull", "docker push",
           "docker login"], "instructions", human_docs=False),
     rule("runtime.network.mcp", r"\bmcp__\w+|\bMCP server\b|`[A-Z][A-Za-z]+:[a-z][a-z0-9]*(?:-[a-z0-9]+)+`",
-         [], "instructions", human_docs=False),
+         ["mcp", "`"], "instructions", human_docs=False, anchors=["mcp", "`"]),
 ]
 NETWORK_INSTALL_RULES = [
     rule("runtime.network.install_time", r"\b(?:pip3?|uv pip|npm|pnpm|yarn|apt(?:-get)?|brew|cargo|gem|conda)\s+"
@@ -65,7 +66,7 @@ ENV_RULES = [
          ["environ", "getenv"], "code", 0),
     rule("runtime.env.js", r"process\.env\.([A-Z][A-Z0-9_]{2,})", ["process.env"], "code", 0),
     rule("runtime.env.shell", r"\$\{?([A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|_KEY|_URL))\}?|"
-         r"\bexport\s+([A-Z][A-Z0-9_]{2,})=", [], "all", 0),
+         r"\bexport\s+([A-Z][A-Z0-9_]{2,})=", ["$", "export"], "all", 0, anchors=["$", "export"]),
 ]
 OS_RULES = [
     rule("runtime.os.macos", r"\bmacOS(?: only)?\b|\bosascript\b|\bbrew install\b|\bsys\.platform\s*==\s*['\"]darwin|"

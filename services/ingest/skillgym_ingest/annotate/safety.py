@@ -11,9 +11,10 @@ import zipfile
 
 from skillgym_core.contracts.skill import Annotation, Evidence
 
-from skillgym_ingest.annotate.rules import Hit, RuleSet, rule
+from skillgym_ingest.annotate.rules import Hit, RuleSet, has_run, rule
 from skillgym_ingest.content import SkillContent
 
+_BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 SAFETY_RULES = [
     rule("safety.download_execute.pipe_shell",
          r"\b(?:curl|wget|iwr|Invoke-WebRequest)\b[^\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|"
@@ -28,7 +29,7 @@ SAFETY_RULES = [
     rule("safety.encoded_payload.decode_exec", r"base64\s+(?:-d|--decode|-D)\b[^\n]*\|\s*(?:ba)?sh\b|"
          r"\b(?:exec|eval)\(\s*(?:base64\.b64decode|zlib\.decompress|marshal\.loads|codecs\.decode|bytes\.fromhex|"
          r"__import__\(['\"]base64)|\beval\(\s*(?:atob|Buffer\.from)\(", ["base64", "exec(", "eval("]),
-    rule("safety.encoded_payload.blob", r"[A-Za-z0-9+/]{300,}={0,2}", [], "code", 0),
+    rule("safety.encoded_payload.blob", r"[A-Za-z0-9+/]{300,}={0,2}", [], "code", 0, guard=has_run(_BASE64, 300)),
     rule("safety.encoded_payload.hex_escapes", r"(?:\\x[0-9a-fA-F]{2}){40,}", ["\\x"], "code"),
     rule("safety.fake_prerequisite.untrusted_host",
          r"https?://(?:\d{1,3}(?:\.\d{1,3}){3}(?!\d)(?<!127\.0\.0\.1)|(?:bit\.ly|tinyurl\.com|t\.co|is\.gd|rentry\.co|"

@@ -94,8 +94,7 @@ class KeywordClassifier:
 
     def _counts(self, text: str) -> dict[str, int]:
         lowered = text.lower()
-        words = Counter(_TOKEN.findall(lowered))
-        counts = {term: words[term] for term in words.keys() & self._index.keys()}
+        counts: dict[str, int] = Counter(filter(self._index.__contains__, _TOKEN.findall(lowered)))
         for phrase in self._phrases:
             found = lowered.count(phrase)
             if found:
@@ -106,7 +105,8 @@ class KeywordClassifier:
         scores = [0.0] * len(self.taxonomy.subcategories)
         matched: list[set[str]] = [set() for _ in scores]
         for text, weight in ((f"{name.replace('-', ' ')} {description}", HEADER_WEIGHT), (body[:20000], 1.0)):
-            for term, count in self._counts(text).items():
+            # Sorted, so that float sums (and so ties) do not depend on the interpreter's hash seed.
+            for term, count in sorted(self._counts(text).items()):
                 for position, keyword, idf in self._index.get(term, ()):
                     scores[position] += weight * idf * (1 + math.log(count))
                     matched[position].add(keyword)
