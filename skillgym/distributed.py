@@ -10,7 +10,7 @@ from typing import Any
 
 from prometheus_client import REGISTRY, push_to_gateway
 from skillgym_core.bus.factory import make_bus
-from skillgym_core.contracts.events import Envelope
+from skillgym_core.contracts.events import Envelope, SkillIngested
 from skillgym_core.contracts.topics import ALL_TOPICS, dlq
 from skillgym_core.errors import PoisonEventError
 from skillgym_core.settings import CommonSettings
@@ -20,18 +20,29 @@ from skillgym.summary import summarize
 
 
 def ingest_and_publish(sources: list[Path], out_dir: Path, *, publish: bool) -> Any:
-    from skillgym_ingest.pipeline import ingest, write_outputs
+    """Ingest in flat memory (records stream to ``out_dir/skills.jsonl``); with ``publish``,
+    accepted skills go to the configured store and each one's event to the configured bus as
+    soon as it is decided."""
+    from skillgym_ingest.cli import ingest_command
+    from skillgym_ingest.pipeline import RecordWriter, ingest, write_funnel
 
     settings = CommonSettings()
-    store = make_store(settings) if publish else None
-    result = ingest(sources, store=store, progress=True)
-    write_outputs(result, out_dir)
-    if publish:
-        bus = make_bus(settings)
-        bus.ensure_topics([*ALL_TOPICS, *(dlq(t) for t in ALL_TOPICS)])
-        for payload in result.events:
-            event = Envelope.wrap(payload, producer="ingest", correlation_id=settings.correlation_id)
-            bus.publish(event.type, event.key, event.to_bytes())
+    if not publish:
+        return ingest_command(sources, out_dir, keep_records=False)
+    store = make_store(settings)
+    bus = make_bus(settings)
+    bus.ensure_topics([*ALL_TOPICS, *(dlq(t) for t in ALL_TOPICS)])
+
+    def emit(payload: SkillIngested) -> None:
+        event = Envelope.wrap(payload, producer="ingest", correlation_id=settings.correlation_id)
+        bus.publish(event.type, event.key, event.to_bytes())
+
+    try:
+        with RecordWriter(out_dir) as writer:
+            result = ingest(sources, store=store, progress=True, on_record_json=writer.write_json,
+                            on_event=emit, keep=False)
+        write_funnel(result.funnel, out_dir)
+    finally:
         bus.close()
     if settings.pushgateway_url:
         push_to_gateway(settings.pushgateway_url, job="skillgym-ingest", registry=REGISTRY,
