@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 OUT ?= out/example
 PYTEST_ARGS ?=
 
-.PHONY: setup services run test test-fast lint typecheck imports bench clean
+.PHONY: setup services run test test-fast lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -38,8 +38,12 @@ lint: setup
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
+BENCHMARKS ?= backends sandbox_bench validation_bench ingest_bench review_bench envbuild_bench report_bench train_bench
+
+# Each benchmark compares SkillGym with a peer on this machine and writes benchmarks/results/<name>.json.
+# benchmarks/gpu_sft.py needs a GPU and is run by hand there.
 bench: setup services
-	$(BIN)/python -m benchmarks.run_all
+	@for name in $(BENCHMARKS); do echo "== $$name"; $(BIN)/python -m benchmarks.$$name || exit 1; done
 
 clean:
 	rm -rf out .pytest_cache .mypy_cache .ruff_cache
