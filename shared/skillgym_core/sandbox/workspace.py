@@ -7,9 +7,11 @@ next sandbox, not on the host); special files are dropped and reported."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,19 +82,26 @@ def _copy_regular(src: str, dst: Path, mode: int) -> None:
         os.close(source)
 
 
-def read_regular_file(path: Path, *, max_bytes: int) -> bytes | None:
-    """The file's bytes if it is a regular file (not a link) of at most ``max_bytes``, else None."""
+@contextlib.contextmanager
+def _regular_file_fd(path: Path, max_bytes: int) -> Iterator[int | None]:
+    """An open descriptor if ``path`` is a regular file (not a link, FIFO or device) of at most
+    ``max_bytes``; None otherwise. Opened without following links and without blocking."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return None
+        yield None
+        return
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
-            return None
-        return os.read(fd, max_bytes + 1)[:max_bytes]
+        yield fd if stat.S_ISREG(info.st_mode) and info.st_size <= max_bytes else None
     finally:
         os.close(fd)
+
+
+def read_regular_file(path: Path, *, max_bytes: int) -> bytes | None:
+    """The file's bytes if it is a regular file (not a link) of at most ``max_bytes``, else None."""
+    with _regular_file_fd(path, max_bytes) as fd:
+        return None if fd is None else os.read(fd, max_bytes + 1)[:max_bytes]
 
 
 def resolve_inside(root: Path, relative: str) -> Path:
@@ -110,17 +119,10 @@ def resolve_inside(root: Path, relative: str) -> Path:
 
 def sha256_regular_file(path: Path, *, max_bytes: int) -> str | None:
     """SHA-256 of a regular file (never a link, FIFO or device); None when it is not one."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+    with _regular_file_fd(path, max_bytes) as fd:
+        if fd is None:
             return None
         digest = hashlib.sha256()
         while chunk := os.read(fd, READ_CHUNK):
             digest.update(chunk)
         return digest.hexdigest()
-    finally:
-        os.close(fd)
