@@ -29,10 +29,11 @@ for extra in ("shared", "services/validator", "."):
         sys.path.insert(0, str(ROOT / extra))
 
 from skillgym_core.contracts.task import TaskDir  # noqa: E402
+from skillgym_core.reward import read_reward  # noqa: E402
 from skillgym_core.sandbox import bwrap, janitor  # noqa: E402
 from skillgym_core.sandbox.base import Limits, Mount  # noqa: E402
 from skillgym_core.sandbox.local import LocalSandbox  # noqa: E402
-from skillgym_core.taskrun import TaskRunner, read_reward  # noqa: E402
+from skillgym_core.taskrun import TaskRunner  # noqa: E402
 from skillgym_validator.gate import ValidityGate  # noqa: E402
 
 from tests.validator.tasks import make_task  # noqa: E402

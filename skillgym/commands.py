@@ -12,7 +12,7 @@ from skillgym.console import console
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from skillgym_validator.settings import ValidatorSettings
-    from skillgym_validator.validation import summarize, validate_task_dirs
+    from skillgym_validator.validation import error_record, summarize, validate_task_dirs
 
     overrides: dict[str, Any] = {}
     if args.baseline_llm:
@@ -20,7 +20,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         overrides["baseline_model"] = args.baseline_model
     if args.k:
         overrides["baseline_runs"] = args.k
-    records = validate_task_dirs(args.tasks, ValidatorSettings(**overrides))
+    try:
+        records = validate_task_dirs(args.tasks, ValidatorSettings(**overrides))
+    except Exception as exc:  # e.g. invalid settings: still one record per task, never a traceback
+        records = [error_record(Path(task), exc) for task in args.tasks]
     if args.json:
         for record in records:
             print(json.dumps(record, default=str))
@@ -28,9 +31,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         for record in records:
             verdict = "valid" if record.get("valid") else "INVALID"
             reasons = "; ".join(record.get("reasons", []))
-            console.print(f"{record.get('task', '?')}: {verdict} {record.get('label', '')} {reasons}")
+            line = f"{record.get('task_id') or record.get('path', '?')}: {verdict} {record.get('label', '')} {reasons}"
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print_json(json.dumps(summarize(records), default=str))
-    return 0 if all(record.get("valid") for record in records) else 1
+    return 0 if records and all(record.get("valid") for record in records) else 1
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from skillgym_core.store.factory import make_store
 
 from skillgym_operator import builders, kube
 from skillgym_operator.builders import training
+from skillgym_operator.builders.policy import UnsafePodError, require_safe_pod
 from skillgym_operator.reconcile import cleanup_due, next_run_status, now_iso, retry_due
 from skillgym_operator.resources import (
     GROUP,
@@ -89,16 +90,25 @@ def _resolve_image(spec: SandboxRunSpec, namespace: str | None, patch: kopf.Patc
     raise kopf.TemporaryError(state.message, delay=SETTINGS.build_poll_s)
 
 
-def _start_attempt(run: dict[str, Any], spec: SandboxRunSpec, image: str, attempt: int) -> str:
+def _safe_pod(run: dict[str, Any], spec: SandboxRunSpec, image: str, attempt: int) -> dict[str, Any]:
+    """The attempt's pod; :class:`UnsafePodError` when it would break the sandbox policy."""
+    pod = builders.sandbox_pod(run, spec, image, attempt, SETTINGS)
+    require_safe_pod(pod["spec"])
+    return pod
+
+
+def _start_attempt(run: dict[str, Any], pod: dict[str, Any]) -> None:
     namespace = run["metadata"]["namespace"]
     kube.create_if_absent(
         kube.networking().create_namespaced_network_policy,
         namespace,
         builders.sandbox_network_policy(run, SETTINGS),
     )
-    pod = builders.sandbox_pod(run, spec, image, attempt, SETTINGS)
     kube.create_if_absent(kube.core().create_namespaced_pod, namespace, pod)
-    return str(pod["metadata"]["name"])
+
+
+def _refused(exc: UnsafePodError) -> dict[str, Any]:
+    return {"phase": "Failed", "outcome": "error", "reason": exc.reason, "message": str(exc)[:1000]}
 
 
 @kopf.on.create(GROUP, VERSION, SANDBOX_RUNS, id="start-sandbox-run")
@@ -122,7 +132,14 @@ def start_sandbox_run(
         patch.status.update({"phase": "Queued", "message": f"{active} runs active in {namespace}"})
         raise kopf.TemporaryError("namespace quota reached", delay=SETTINGS.queue_retry_s)
     image = _resolve_image(run_spec, namespace, patch)
-    pod_name = builders.pod_name(body["metadata"]["name"], 1)
+    owner = _owner("SandboxRun", body)
+    try:
+        pod = _safe_pod(owner, run_spec, image, attempt=1)
+    except UnsafePodError as exc:
+        patch.status.update(_refused(exc))
+        kopf.warn(body, reason="UnsafePod", message=str(exc)[:1000])
+        raise kopf.PermanentError(str(exc)) from exc
+    pod_name = pod["metadata"]["name"]
     # Status first: pod events are matched against status.attempt, so it must be set before the pod exists.
     kube.patch_custom_status(
         SANDBOX_RUNS,
@@ -130,7 +147,7 @@ def start_sandbox_run(
         body["metadata"]["name"],
         {"phase": "Pending", "attempt": 1, "image": image, "podName": pod_name, "message": "pod created"},
     )
-    _start_attempt(_owner("SandboxRun", body), run_spec, image, attempt=1)
+    _start_attempt(owner, pod)
     kopf.info(body, reason="PodCreated", message=f"attempt 1: pod {pod_name} with image {image}")
 
 
@@ -185,14 +202,21 @@ def sandbox_housekeeping(
         attempt = int(current.get("attempt") or 1) + 1
         kube.ignore_missing(kube.core().delete_namespaced_pod, builders.pod_name(name, attempt - 1), namespace)
         image = str(current.get("image") or run_spec.image or SETTINGS.default_task_image)
-        pod_name = builders.pod_name(name, attempt)
+        owner = _owner("SandboxRun", body)
+        try:
+            pod = _safe_pod(owner, run_spec, image, attempt)
+        except UnsafePodError as exc:
+            kube.patch_custom_status(SANDBOX_RUNS, namespace, name, _refused(exc))
+            kopf.warn(body, reason="UnsafePod", message=str(exc)[:1000])
+            return
+        pod_name = pod["metadata"]["name"]
         kube.patch_custom_status(
             SANDBOX_RUNS,
             namespace,
             name,
             {"phase": "Pending", "attempt": attempt, "podName": pod_name, "message": f"retry attempt {attempt}"},
         )
-        _start_attempt(_owner("SandboxRun", body), run_spec, image, attempt)
+        _start_attempt(owner, pod)
         kopf.info(body, reason="Retrying", message=f"attempt {attempt}: pod {pod_name}")
     elif cleanup_due(current, SETTINGS.finished_pod_ttl_s, now):
         kube.delete_pods(namespace, {LABEL_RUN: name, **MANAGED})

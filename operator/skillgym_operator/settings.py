@@ -4,7 +4,9 @@ for them; its own store access (training progress) uses the common ``SKILLGYM_``
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Literal
+
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -18,7 +20,12 @@ class OperatorSettings(BaseSettings):
     secret: str = Field("skillgym-secrets", description="Secret with SKILLGYM_S3_ACCESS_KEY/SECRET_KEY")
     sandbox_service_account: str = ""
     runtime_class_name: str = Field("", description="e.g. gvisor; empty uses the cluster default")
-    run_as_user: int = 65534
+    run_as_user: int = Field(65534, ge=1, description="uid of every container in sandbox and training pods")
+    run_as_group: int = Field(65534, ge=1, description="gid (and fsGroup) of those pods")
+    seccomp_profile_type: Literal["RuntimeDefault", "Localhost"] = "RuntimeDefault"
+    seccomp_localhost_profile: str = Field(
+        "", description="profile path relative to the kubelet's seccomp dir; required with Localhost"
+    )
     push_grace_s: int = Field(60, description="seconds the pod may run past the wall timeout to upload")
 
     store_egress_pod_labels: dict[str, str] = Field(
@@ -41,6 +48,7 @@ class OperatorSettings(BaseSettings):
     kaniko_image: str = "gcr.io/kaniko-project/executor:v1.23.2"
     build_poll_s: float = 10.0
     build_timeout_s: int = 1800
+    build_context_mb: int = Field(2048, ge=16, description="room for the unpacked build context")
 
     trainer_image: str = "ghcr.io/skillgym/skillgym-trainer:0.1.0"
     trainer_module: str = "skillgym_trainer.distributed"
@@ -50,3 +58,14 @@ class OperatorSettings(BaseSettings):
 
     scanning_disabled: bool = Field(False, description="skip cluster-wide namespace/CRD scans (restricted RBAC)")
     posting_level: str = "INFO"
+
+    @model_validator(mode="after")
+    def _localhost_profile_named(self) -> OperatorSettings:
+        if self.seccomp_profile_type == "Localhost" and not self.seccomp_localhost_profile:
+            raise ValueError("seccomp_localhost_profile is required when seccomp_profile_type is Localhost")
+        return self
+
+    def seccomp_profile(self) -> dict[str, str]:
+        if self.seccomp_profile_type == "Localhost":
+            return {"type": "Localhost", "localhostProfile": self.seccomp_localhost_profile}
+        return {"type": "RuntimeDefault"}

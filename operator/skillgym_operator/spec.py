@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from skillgym_core.errors import ContractError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from skillgym_core.errors import ContractError, SandboxError
+from skillgym_core.sandbox.bwrap import check_target
 
 Role = Literal["agent", "oracle", "nop", "verifier"]
+# Besides what the local sandbox reserves: the kernel's /sys and the pod's own I/O directories.
+POD_RESERVED_PREFIXES = ("/sys", "/skillgym")
+QUANTITY = r"^[0-9]+(\.[0-9]+)?([KMGTPE]i|[kMGTPE])?$"
 
 
 class _Spec(BaseModel):
@@ -19,6 +23,17 @@ class MountSpec(_Spec):
     key: str | None = Field(None, description="tar.gz in the store unpacked at target; empty dir if absent")
     writable: bool = False
     result_key: str | None = Field(None, alias="resultKey")
+
+    @field_validator("target")
+    @classmethod
+    def _allowed_target(cls, target: str) -> str:
+        try:
+            normalized = check_target(target)
+        except SandboxError as exc:
+            raise ValueError(str(exc)) from exc
+        if any(normalized == p or normalized.startswith(f"{p}/") for p in POD_RESERVED_PREFIXES):
+            raise ValueError(f"mount target is reserved: {target!r}")
+        return normalized
 
 
 class LimitsSpec(_Spec):
@@ -56,10 +71,18 @@ class SandboxRunSpec(_Spec):
     skill_provided: bool = Field(False, alias="skillProvided")
     max_attempts: int | None = Field(None, alias="maxAttempts", ge=1)
 
+    @model_validator(mode="after")
+    def _distinct_targets(self) -> SandboxRunSpec:
+        targets = [m.target for m in self.mounts]
+        if len(set(targets)) != len(targets):
+            raise ValueError(f"mount targets repeat: {targets}")
+        return self
+
 
 class TrainingResources(_Spec):
     cpu: str = "8"
     memory: str = "64Gi"
+    scratch: str = Field("200Gi", pattern=QUANTITY, description="size cap of /tmp (model downloads, caches)")
 
 
 class TrainingJobSpec(_Spec):

@@ -2,7 +2,8 @@
 
 ``fetch`` (init container) unpacks each mount's archive and the stdin from the store into the
 pod's volumes. ``push`` (sidecar) waits for the run container's exit code, then uploads every
-writable mount, stdout/stderr (capped) and ``result.json``. The plan arrives as JSON in
+writable mount, stdout/stderr (capped) and ``result.json``, reading what the command wrote
+without following links (:mod:`skillgym_operator.untrusted_files`). The plan arrives as JSON in
 ``SKILLGYM_SANDBOX_PLAN``; store settings come from the usual ``SKILLGYM_`` environment."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from skillgym_core.archive import pack_dir, unpack_dir
+from skillgym_core.archive import unpack_dir
 from skillgym_core.settings import CommonSettings
 from skillgym_core.store.base import Store, put_json
 from skillgym_core.store.factory import make_store
@@ -28,6 +29,9 @@ from skillgym_operator.resources import (
     STDIN_FILE,
     STDOUT_FILE,
 )
+from skillgym_operator.untrusted_files import pack_tree, read_capped
+
+SMALL_FILE_BYTES = 64
 
 
 def fetch(plan: dict[str, Any], store: Store, io_dir: Path) -> None:
@@ -40,20 +44,16 @@ def fetch(plan: dict[str, Any], store: Store, io_dir: Path) -> None:
         (io_dir / Path(STDIN_FILE).name).write_bytes(store.get_bytes(plan["stdinKey"]))
 
 
-def _capped(path: Path, limit: int) -> tuple[bytes, bool]:
-    if not path.is_file():
-        return b"", False
-    with path.open("rb") as handle:
-        data = handle.read(limit + 1)
-    return data[:limit], len(data) > limit
+def _small_text(path: Path) -> str:
+    return read_capped(path, SMALL_FILE_BYTES)[0].decode(errors="replace").strip()
 
 
 def wait_for_exit(io_dir: Path, deadline_s: float, poll_s: float = 0.2) -> int | None:
     exit_file = io_dir / Path(EXIT_CODE_FILE).name
     give_up = time.monotonic() + deadline_s
     while time.monotonic() < give_up:
-        if exit_file.is_file():
-            text = exit_file.read_text().strip()
+        text = _small_text(exit_file)
+        if text:
             return int(text) if text.lstrip("-").isdigit() else None
         time.sleep(poll_s)
     return None
@@ -62,20 +62,19 @@ def wait_for_exit(io_dir: Path, deadline_s: float, poll_s: float = 0.2) -> int |
 def push(plan: dict[str, Any], store: Store, io_dir: Path, *, grace_s: float = 30.0) -> dict[str, Any]:
     started = time.monotonic()
     exit_code = wait_for_exit(io_dir, float(plan["wallSeconds"]) + grace_s)
-    outcome_file = io_dir / Path(OUTCOME_FILE).name
-    outcome = outcome_file.read_text().strip() if outcome_file.is_file() else ""
+    outcome = _small_text(io_dir / Path(OUTCOME_FILE).name)
     if exit_code is None:
         outcome = "timeout"
     prefix = plan["outputPrefix"].rstrip("/")
     limit = int(plan["outputBytes"])
-    stdout, out_cut = _capped(io_dir / Path(STDOUT_FILE).name, limit)
-    stderr, err_cut = _capped(io_dir / Path(STDERR_FILE).name, limit)
+    stdout, out_cut = read_capped(io_dir / Path(STDOUT_FILE).name, limit)
+    stderr, err_cut = read_capped(io_dir / Path(STDERR_FILE).name, limit)
     store.put_bytes(f"{prefix}/stdout", stdout, "text/plain")
     store.put_bytes(f"{prefix}/stderr", stderr, "text/plain")
     uploaded = {}
     for mount in plan["mounts"]:
         if mount.get("writable") and mount.get("resultKey"):
-            store.put_bytes(mount["resultKey"], pack_dir(Path(mount["path"])), "application/gzip")
+            store.put_bytes(mount["resultKey"], pack_tree(Path(mount["path"])), "application/gzip")
             uploaded[mount["target"]] = mount["resultKey"]
     result = {
         "exitCode": exit_code,

@@ -2,7 +2,8 @@
 
 A task whose ``tests/eval_spec.json`` holds ``{"rubric": [...], "pass_threshold": t}`` is graded
 ``r = sum(w_c * q_c)`` (weights sum to 1): ``deterministic`` items take their score from the
-``reward.json`` that ``test.sh`` wrote (by item id; missing scores 0), ``llm_judge`` items from
+``reward.json`` that ``test.sh`` wrote (by item id; missing scores 0; a score that is not a
+finite number in [0, 1] scores 0 and fails the rubric), ``llm_judge`` items from
 a judge that reads the files matching the item's ``target_globs`` in the verifier's trusted copy
 of the workspace. The judge runs on the host and only reads regular files (never follows a
 link, never executes anything); an unreachable judge or an unparseable answer scores 0 with
@@ -17,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -156,10 +157,13 @@ class RubricScore:
     judge: Literal["configured", "unconfigured", "not_needed"]
     items: list[ItemScore] = field(default_factory=list)
     judge_unavailable: list[str] = field(default_factory=list)
+    bad_items: list[str] = field(default_factory=list)  # deterministic items whose score was not in [0, 1]
 
     @property
     def hinges_on_judge(self) -> bool:
         """Failed, but would pass had the unavailable judge items scored full marks."""
+        if self.bad_items:
+            return False
         missing = sum(item.weight for item in self.items if item.id in self.judge_unavailable)
         return not self.passed and round(self.reward + missing, 6) >= round(self.pass_threshold, 6)
 
@@ -169,7 +173,7 @@ class RubricScore:
     def to_dict(self) -> dict[str, Any]:
         return {
             "reward": self.reward, "passed": self.passed, "pass_threshold": self.pass_threshold,
-            "judge": self.judge, "judge_unavailable": self.judge_unavailable,
+            "judge": self.judge, "judge_unavailable": self.judge_unavailable, "bad_items": self.bad_items,
             "items": [asdict(item) for item in self.items],
         }  # fmt: skip
 
@@ -222,6 +226,13 @@ def parse_verdict(text: str) -> tuple[float, str] | None:
     return value, str(data.get("reason", ""))[:1000]
 
 
+def is_unit_score(value: object) -> TypeGuard[int | float]:
+    """A finite number in [0, 1] (a bool is not a score)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return 0 <= value <= 1  # NaN compares false and infinities fall outside
+
+
 def score_rubric(
     spec: EvalSpec,
     rewards: Mapping[str, float],
@@ -233,12 +244,18 @@ def score_rubric(
     """Combine ``test.sh``'s deterministic scores with judge scores into ``r = sum(w_c * q_c)``."""
     items: list[ItemScore] = []
     unavailable: list[str] = []
+    bad: list[str] = []
     for item in spec.rubric:
         if item.method == "deterministic":
-            if item.id in rewards:
-                value, reason = min(1.0, max(0.0, float(rewards[item.id]))), ""
-            else:
+            given: object = rewards.get(item.id)
+            if item.id not in rewards:
                 value, reason = 0.0, "reward.json has no score for this item"
+            elif is_unit_score(given):
+                value, reason = float(given), ""
+            else:
+                shown = repr(given) if isinstance(given, float) else type(given).__name__
+                value, reason = 0.0, f"reward.json's score ({shown}) is not a finite number in [0, 1]; scored 0"
+                bad.append(item.id)
         elif judge is None:
             value, reason = 0.0, "no judge configured (set SKILLGYM_JUDGE_LLM_BASE_URL); scored 0"
             unavailable.append(item.id)
@@ -251,9 +268,10 @@ def score_rubric(
     reward = round(sum(i.weight * i.score for i in items), 6)
     return RubricScore(
         reward=reward,
-        passed=reward >= round(spec.pass_threshold, 6),
+        passed=not bad and reward >= round(spec.pass_threshold, 6),
         pass_threshold=spec.pass_threshold,
         judge="not_needed" if not spec.judge_items else ("configured" if judge is not None else "unconfigured"),
         items=items,
         judge_unavailable=unavailable,
+        bad_items=bad,
     )

@@ -32,6 +32,12 @@ class CommonSettings(BaseSettings):
     s3_region: str = "us-east-1"
 
     sandbox: Literal["local", "kubernetes"] = "local"
+    sandbox_uid: int = Field(
+        2_000_000, ge=1, description="unprivileged host uid the local sandbox runs code as (when started by root)"
+    )
+    sandbox_allow_unsafe: bool = Field(
+        False, description="run the local sandbox even where a mandatory protection is missing (never in production)"
+    )
 
     env_build: bool = Field(True, description="build declared task environments (local sandbox only)")
     env_cache: Path = Field(Path("out/env-cache"), description="cache of built task environments")

@@ -18,8 +18,7 @@ commands, verifier) also gets the task's built environment, mounted read-only wi
 from __future__ import annotations
 
 import hashlib
-import json
-import math
+import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,12 +28,14 @@ from typing import Any, Literal
 from skillgym_core.contracts.task import AGENT_WORKDIR, TaskConfig, TaskDir
 from skillgym_core.envbuild.provider import EnvironmentBuildError, EnvironmentProvider, PreparedEnvironment
 from skillgym_core.errors import ContractError
+from skillgym_core.reward import RewardReading, read_verdict
 from skillgym_core.rubric import EvalJudge, EvalSpec, RubricScore, load_eval_spec, score_rubric
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, Sandbox, SandboxResult
+from skillgym_core.sandbox.hostmounts import can_mount, mount_volume
 from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.sandbox.workspace import (
+    CopyReport,
     WorkspaceError,
-    read_regular_file,
     resolve_inside,
     safe_copy_tree,
     sha256_regular_file,
@@ -43,9 +44,34 @@ from skillgym_core.sandbox.workspace import (
 SKILLS_MOUNT = "/skills"
 MAX_REWARD_FILE_BYTES = 64 * 1024
 MAX_PROTECTED_INPUT_BYTES = 1 << 30
+# Settings every git command of the verifier runs with, above the repository's own config: an
+# agent's ``.git/config`` must not run code (fsmonitor, hooks, pager, editor, ssh) as the verifier.
+GIT_GUARDS = {
+    "core.fsmonitor": "false",
+    "core.hooksPath": "/dev/null",
+    "core.pager": "cat",
+    "core.editor": "false",
+    "core.sshCommand": "false",
+    "core.askPass": "false",
+    "credential.helper": "",
+    "protocol.allow": "never",
+    "diff.external": "",
+}
 # The verifier runs with the agent's files as its working directory: never let Python put
 # that directory first on sys.path, or a planted ``pytest.py`` would grade itself.
-VERIFIER_ENV = {"PYTHONSAFEPATH": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+VERIFIER_ENV = {
+    "PYTHONSAFEPATH": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "GIT_CONFIG_COUNT": str(len(GIT_GUARDS)),
+    **{f"GIT_CONFIG_KEY_{i}": key for i, key in enumerate(GIT_GUARDS)},
+    **{f"GIT_CONFIG_VALUE_{i}": value for i, value in enumerate(GIT_GUARDS.values())},
+}
+# room for what the verifier itself writes (logs, caches) beside the agent's files
+VERIFIER_SCRATCH_EXTRA_MB = 256
 JUDGE_FROM_ROLE: Literal["from_role"] = "from_role"
 
 
@@ -59,7 +85,8 @@ class VerifierOutcome:
     tampered: list[str] = field(default_factory=list)
     skipped_files: list[str] = field(default_factory=list)
     rubric: dict[str, Any] | None = None  # per-item scores when the task has tests/eval_spec.json
-    detail: str = ""  # why the verifier could not run, when no sandbox result says it
+    detail: str = ""  # why the verifier could not run or its reward was refused
+    dropped_files: list[dict[str, str]] = field(default_factory=list)  # {"path", "reason"} not handed over
 
     def to_dict(self) -> dict[str, object]:
         extra: dict[str, object] = {}
@@ -75,6 +102,7 @@ class VerifierOutcome:
             "failure_type": self.failure_type,
             "tampered": self.tampered,
             "skipped_files": self.skipped_files,
+            "dropped_files": self.dropped_files,
             "outcome": self.result.outcome.value if self.result else None,
             "exit_code": self.result.exit_code if self.result else None,
             "duration_s": self.result.duration_s if self.result else None,
@@ -108,34 +136,6 @@ def environment_failure(exc: EnvironmentBuildError) -> SandboxResult:
 
 def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _finite_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def read_reward(logs_verifier: Path) -> tuple[float, dict[str, float]] | None:
-    """Harbor's rule: ``reward.json`` first (a dict of numbers), else ``reward.txt``.
-
-    Only regular files (not links) of bounded size count, and only finite numbers."""
-    raw_json = read_regular_file(logs_verifier / "reward.json", max_bytes=MAX_REWARD_FILE_BYTES)
-    if raw_json is not None:
-        try:
-            data = json.loads(raw_json.decode() or "null")
-        except (ValueError, UnicodeDecodeError):
-            return None
-        if isinstance(data, dict) and data and all(_finite_number(v) for v in data.values()):
-            rewards = {str(k): float(v) for k, v in data.items()}
-            return rewards.get("reward", sum(rewards.values()) / len(rewards)), rewards
-        return None
-    raw_txt = read_regular_file(logs_verifier / "reward.txt", max_bytes=MAX_REWARD_FILE_BYTES)
-    if raw_txt is None:
-        return None
-    try:
-        value = float(raw_txt.decode().strip())
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return (value, {"reward": value}) if math.isfinite(value) else None
 
 
 class TaskRunner:
@@ -172,14 +172,45 @@ class TaskRunner:
             self._configs[task.config_path] = cached
         return cached[1]
 
-    def _copy(self, src: Path, dst: Path) -> list[str]:
-        report = safe_copy_tree(src, dst, max_bytes=self.max_workspace_bytes, max_files=self.max_workspace_files)
-        return report.skipped
+    def _owner(self) -> tuple[int, int] | None:
+        """Who must own what the sandbox writes (the local sandbox's unprivileged uid)."""
+        owner = getattr(self.sandbox, "workspace_owner", None)
+        return owner if isinstance(owner, tuple) else None
+
+    def storage_mb(self, task: TaskDir) -> int:
+        declared = self.config(task).environment.storage_mb
+        ceiling = self.max_workspace_bytes // (1024 * 1024)
+        return max(1, min(declared, ceiling) if declared else ceiling)
+
+    def _copy_report(self, src: Path, dst: Path, *, max_bytes: int | None = None) -> CopyReport:
+        """Copy a sandbox-written tree as data: links never lead out of it (see
+        :func:`~skillgym_core.sandbox.workspace.safe_copy_tree`), the result owned by the sandbox uid."""
+        return safe_copy_tree(
+            src, dst, max_bytes=max_bytes or self.max_workspace_bytes, max_files=self.max_workspace_files,
+            owner=self._owner(), inside_prefix=AGENT_WORKDIR,
+        )  # fmt: skip
+
+    def _copy(self, src: Path, dst: Path, *, max_bytes: int | None = None) -> list[str]:
+        return self._copy_report(src, dst, max_bytes=max_bytes).skipped
+
+    def _volume(self, directory: Path, size_mb: int) -> bool:
+        """Mount a tmpfs of ``size_mb`` on ``directory`` where this process may; False otherwise
+        (the copy budget then is the only bound)."""
+        owner = self._owner()
+        if owner is None or not can_mount():
+            return False
+        mount_volume(directory, size_mb=size_mb, owner=owner)
+        return True
 
     def fresh_workspace(self, task: TaskDir, parent: Path) -> Path:
+        """A copy of the task's initial workspace on a volume capped at the task's ``storage_mb``
+        (writes past it fail inside the run with ``ENOSPC``). Discard it with the janitor."""
         workspace = Path(tempfile.mkdtemp(prefix="ws-", dir=parent))
+        self._volume(workspace, self.storage_mb(task))
         if task.workspace.is_dir():
-            self._copy(task.workspace, workspace)
+            self._copy(task.workspace, workspace, max_bytes=self.storage_mb(task) * 1024 * 1024)
+        elif (owner := self._owner()) is not None:
+            os.chown(workspace, *owner)
         return workspace
 
     def prepare_environment(self, task: TaskDir) -> PreparedEnvironment | None:
@@ -219,7 +250,10 @@ class TaskRunner:
 
     def _limits(self, task: TaskDir, timeout_s: float) -> Limits:
         env = self.config(task).environment
-        return Limits(wall_s=timeout_s, memory_mb=env.memory_mb or 2048, cpus=float(env.cpus) if env.cpus else None)
+        return Limits(
+            wall_s=timeout_s, memory_mb=env.memory_mb or 2048, cpus=float(env.cpus) if env.cpus else None,
+            storage_mb=self.storage_mb(task),
+        )  # fmt: skip
 
     def run_solution(self, task: TaskDir, workspace: Path) -> SandboxResult:
         timeout = self.config(task).agent.timeout_sec
@@ -282,13 +316,18 @@ class TaskRunner:
         rubric: RubricScore | None = None
         scratch = Path(tempfile.mkdtemp(prefix="verify-"))
         try:
+            self._volume(scratch, self.storage_mb(task) + VERIFIER_SCRATCH_EXTRA_MB)
             trusted = scratch / "app"
             try:
-                skipped = self._copy(workspace, trusted)
+                copied = self._copy_report(workspace, trusted, max_bytes=self.storage_mb(task) * 1024 * 1024)
             except WorkspaceError as exc:
-                return VerifierOutcome.failed(exc.reason, tampered=tampered)
+                return VerifierOutcome.failed(exc.reason, tampered=tampered, detail=str(exc))
+            skipped, dropped = copied.skipped, copied.dropped
             logs = scratch / "logs"
             (logs / "verifier").mkdir(parents=True)
+            if (owner := self._owner()) is not None:
+                for directory in (scratch, logs, logs / "verifier"):
+                    os.chown(directory, *owner)
             result = self.sandbox.run(
                 ["bash", "/tests/test.sh"],
                 mounts=[
@@ -301,31 +340,50 @@ class TaskRunner:
                 env=verifier_env,
                 limits=self._limits(task, config.verifier.timeout_sec),
             )
-            parsed = read_reward(logs / "verifier")
-            if spec is not None and parsed is not None and result.outcome is Outcome.OK and not tampered:
+            # the sandbox returns only once every process of the run is gone: nothing still writes
+            reading = read_verdict(logs / "verifier")
+            if spec is not None and reading.reward is not None and result.outcome is Outcome.OK and not tampered:
                 # judged while the trusted copy still exists; the judge only reads its files
-                rubric = self._score_rubric(task, spec, parsed[1], trusted)
+                rubric = self._score_rubric(task, spec, reading.rewards, trusted)
             if keep_logs is not None:
                 self._keep(logs / "verifier", keep_logs)
         finally:
             discard_tree(scratch)
+        return self._outcome(result, reading, rubric, tampered, skipped, dropped)
+
+    def _outcome(
+        self,
+        result: SandboxResult,
+        reading: RewardReading,
+        rubric: RubricScore | None,
+        tampered: list[str],
+        skipped: list[str],
+        dropped: list[dict[str, str]],
+    ) -> VerifierOutcome:
+        def failed(failure_type: str, detail: str = "") -> VerifierOutcome:
+            outcome = VerifierOutcome.failed(
+                failure_type, result, tampered=tampered, skipped_files=skipped, detail=detail
+            )
+            outcome.dropped_files = dropped
+            return outcome
+
         if tampered:
-            return VerifierOutcome.failed("tampered_inputs", result, tampered=tampered, skipped_files=skipped)
+            return failed("tampered_inputs")
         if result.outcome is not Outcome.OK:
-            return VerifierOutcome.failed(f"verifier_{result.outcome.value}", result, skipped_files=skipped)
-        if parsed is None:
-            return VerifierOutcome.failed("reward_file_missing", result, skipped_files=skipped)
-        reward, rewards = parsed
+            return failed(f"verifier_{result.outcome.value}", str(result.detail.get("reason", "")))
+        if reading.failure is not None or reading.reward is None:
+            return failed(reading.failure or "reward_file_missing", reading.detail)
         if rubric is not None:
             failure = None if rubric.passed else "judge_unavailable" if rubric.hinges_on_judge else "verifier_rejected"
             return VerifierOutcome(
-                rubric.reward, {**rewards, **rubric.scores(), "reward": rubric.reward}, rubric.passed, failure,
-                result, skipped_files=skipped, rubric=rubric.to_dict(),
+                rubric.reward, {**reading.rewards, **rubric.scores(), "reward": rubric.reward}, rubric.passed,
+                failure, result, skipped_files=skipped, rubric=rubric.to_dict(), dropped_files=dropped,
             )  # fmt: skip
-        passed = reward >= self.pass_threshold
+        passed = reading.reward >= self.pass_threshold
         return VerifierOutcome(
-            reward, rewards, passed, None if passed else "verifier_rejected", result, skipped_files=skipped
-        )
+            reading.reward, reading.rewards, passed, None if passed else "verifier_rejected", result,
+            skipped_files=skipped, dropped_files=dropped,
+        )  # fmt: skip
 
     def _score_rubric(self, task: TaskDir, spec: EvalSpec, rewards: dict[str, float], trusted: Path) -> RubricScore:
         judge = self._eval_judge() if spec.judge_items else None

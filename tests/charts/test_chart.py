@@ -175,3 +175,115 @@ def test_monitoring_objects_carry_the_shipped_rules_and_dashboards() -> None:
         assert json.loads(payload)["uid"].startswith("skillgym-")
     monitor = next(d for d in docs if d["kind"] == "ServiceMonitor")
     assert monitor["spec"]["endpoints"][0]["path"] == "/metrics"
+
+
+POD_TEMPLATE_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "Job"}
+
+
+def pod_templates(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``kind/name`` -> pod spec of every workload the chart renders."""
+    return {
+        f"{doc['kind']}/{doc['metadata']['name']}": doc["spec"]["template"]["spec"]
+        for doc in docs
+        if doc["kind"] in POD_TEMPLATE_KINDS
+    }
+
+
+def token_mounted(pod: dict[str, Any], docs: list[dict[str, Any]]) -> bool:
+    """Whether Kubernetes mounts a service account token: the pod's setting, else its account's."""
+    if "automountServiceAccountToken" in pod:
+        return bool(pod["automountServiceAccountToken"])
+    account = by_kind(docs, "ServiceAccount").get(pod.get("serviceAccountName", "default"), {})
+    return bool(account.get("automountServiceAccountToken", True))
+
+
+def test_every_pod_template_runs_confined_and_non_root(values: dict[str, Any]) -> None:
+    templates = pod_templates(render(values))
+    assert templates
+    for workload, pod in templates.items():
+        assert not any(pod.get(f) for f in ("hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace")), workload
+        assert not any("hostPath" in volume for volume in pod.get("volumes", [])), workload
+        assert pod.get("enableServiceLinks") is False, workload
+        pod_security = pod.get("securityContext") or {}
+        for container in [*pod.get("initContainers", []), *pod["containers"]]:
+            where = f"{workload}/{container['name']}"
+            security = container.get("securityContext") or {}
+            assert security.get("runAsNonRoot", pod_security.get("runAsNonRoot")) is True, where
+            assert security.get("runAsUser", pod_security.get("runAsUser")) not in (None, 0), where
+            assert security.get("allowPrivilegeEscalation") is False, where
+            assert not security.get("privileged"), where
+            assert "ALL" in security.get("capabilities", {}).get("drop", []), where
+            assert not security.get("capabilities", {}).get("add"), where
+            assert security.get("readOnlyRootFilesystem") is True, where
+            seccomp = security.get("seccompProfile", pod_security.get("seccompProfile")) or {}
+            assert seccomp.get("type") in ("RuntimeDefault", "Localhost"), where
+
+
+def test_service_account_tokens_are_mounted_only_where_the_api_is_needed(values: dict[str, Any]) -> None:
+    docs = render(values)
+    submits_sandbox_runs = (values.get("config") or {}).get("sandbox", "kubernetes") == "kubernetes"
+    mounted = {workload for workload, pod in pod_templates(docs).items() if token_mounted(pod, docs)}
+    expected = {f"Deployment/{name}" for name in by_kind(docs, "Deployment") if name.endswith("-operator")}
+    if submits_sandbox_runs:
+        expected |= {f"Deployment/{name}" for name in by_kind(docs, "Deployment") if not name.endswith("-operator")}
+    assert mounted == expected
+    assert all(account["automountServiceAccountToken"] is False for account in by_kind(docs, "ServiceAccount").values())
+
+
+def test_a_service_may_opt_into_the_api_without_the_kubernetes_sandbox() -> None:
+    docs = render({"config": {"sandbox": "local"}, "services": {"trainer": {"kubernetesApi": True}}})
+    templates = pod_templates(docs)
+    mounted = {workload for workload, pod in templates.items() if token_mounted(pod, docs)}
+    assert mounted == {"Deployment/sg-skillgym-operator", "Deployment/sg-skillgym-trainer"}
+
+
+def test_operator_hands_workload_security_to_its_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillgym_operator import builders
+    from skillgym_operator.builders.policy import pod_violations
+    from skillgym_operator.settings import OperatorSettings
+    from skillgym_operator.spec import parse_sandbox_run
+
+    docs = render(load_values(CHART / "ci" / "monitoring-values.yaml"))
+    container = by_kind(docs, "Deployment")["sg-skillgym-operator"]["spec"]["template"]["spec"]["containers"][0]
+    for variable in container["env"]:
+        if variable["name"].startswith("SKILLGYM_OPERATOR_"):
+            monkeypatch.setenv(variable["name"], variable["value"])
+    settings = OperatorSettings()
+    assert (settings.run_as_user, settings.run_as_group) == (2000000, 2000000)
+    profile = {"type": "Localhost", "localhostProfile": "profiles/skillgym-sandbox.json"}
+    assert settings.seccomp_profile() == profile
+    run = {"apiVersion": "skillgym.io/v1alpha1", "kind": "SandboxRun", "metadata": {"name": "r", "namespace": "n"}}
+    pod = builders.sandbox_pod(run, parse_sandbox_run({"command": ["true"], "outputPrefix": "o"}), "i", 1, settings)
+    assert pod["spec"]["securityContext"]["seccompProfile"] == profile
+    assert pod_violations(pod["spec"]) == []
+
+
+SAFE_POD = {"runAsNonRoot": True, "runAsUser": 10001, "runAsGroup": 10001, "seccompProfile": {"type": "RuntimeDefault"}}
+SAFE_CONTAINER = {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
+
+
+@pytest.mark.parametrize(
+    ("unsafe", "where"),
+    [
+        ({"podSecurityContext": SAFE_POD | {"runAsNonRoot": False}}, "/podSecurityContext/runAsNonRoot"),
+        ({"podSecurityContext": SAFE_POD | {"runAsUser": 0}}, "/podSecurityContext/runAsUser"),
+        ({"podSecurityContext": SAFE_POD | {"seccompProfile": {"type": "Unconfined"}}}, "/podSecurityContext/seccompProfile/type"),
+        ({"securityContext": SAFE_CONTAINER | {"allowPrivilegeEscalation": True}}, "/securityContext/allowPrivilegeEscalation"),
+        ({"securityContext": SAFE_CONTAINER | {"privileged": True}}, "/securityContext/privileged"),
+        ({"securityContext": SAFE_CONTAINER | {"readOnlyRootFilesystem": False}}, "/securityContext/readOnlyRootFilesystem"),
+        ({"securityContext": SAFE_CONTAINER | {"capabilities": {"drop": ["ALL"], "add": ["NET_ADMIN"]}}}, "/securityContext/capabilities/add"),
+        ({"securityContext": SAFE_CONTAINER | {"capabilities": {"drop": ["NET_RAW"]}}}, "/securityContext/capabilities/drop"),
+        ({"operator": {"enabled": True, "workloadSecurity": {"runAsUser": 0}}}, "/operator/workloadSecurity/runAsUser"),
+        ({"operator": {"enabled": True, "workloadSecurity": {"seccompProfile": {"type": "Localhost"}}}},
+         "/operator/workloadSecurity/seccompProfile/localhostProfile"),
+    ],
+)  # fmt: skip
+def test_schema_rejects_unsafe_security_values(unsafe: dict[str, Any], where: str) -> None:
+    with helm.Chart.load(str(CHART)) as chart, pytest.raises(helm.HelmValuesError, match=f"'{where}'"):
+        chart.render(unsafe, name="sg", namespace="skillgym")
+
+
+def test_schema_accepts_a_localhost_seccomp_profile() -> None:
+    localhost = {"type": "Localhost", "localhostProfile": "profiles/skillgym.json"}
+    docs = render({"podSecurityContext": SAFE_POD | {"seccompProfile": localhost}})
+    assert all(pod["securityContext"]["seccompProfile"] == localhost for pod in pod_templates(docs).values())

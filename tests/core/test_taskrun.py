@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+from skillgym_core.reward import read_reward
 from skillgym_core.sandbox.local import LocalSandbox
-from skillgym_core.taskrun import TaskRunner, read_reward
+from skillgym_core.taskrun import TaskRunner
 
 from tests.validator.tasks import make_task
 
@@ -21,11 +22,14 @@ def runner() -> TaskRunner:
 # -- read_reward ------------------------------------------------------------------------
 
 
-def test_reward_txt_and_json_precedence(tmp_path: Path) -> None:
+def test_reward_txt_and_json_must_agree(tmp_path: Path) -> None:
     (tmp_path / "reward.txt").write_text("0.25\n")
     assert read_reward(tmp_path) == (0.25, {"reward": 0.25})
     (tmp_path / "reward.json").write_text(json.dumps({"correct": 1, "style": 0.5}))
+    assert read_reward(tmp_path) is None  # 0.75 against 0.25: a conflict, never a precedence rule
+    (tmp_path / "reward.txt").write_text("0.75\n")
     assert read_reward(tmp_path) == (0.75, {"correct": 1.0, "style": 0.5})
+    (tmp_path / "reward.txt").unlink()
     (tmp_path / "reward.json").write_text(json.dumps({"reward": 1, "style": 0}))
     assert read_reward(tmp_path) == (1.0, {"reward": 1.0, "style": 0.0})
 
@@ -124,7 +128,7 @@ def test_protected_input_replaced_by_link_or_fifo(runner: TaskRunner, tmp_path: 
         assert verdict.failure_type == "tampered_inputs", trick
 
 
-def test_workspace_links_are_copied_as_links_and_fifos_dropped(runner: TaskRunner, tmp_path: Path) -> None:
+def test_workspace_links_out_and_fifos_are_dropped_with_reasons(runner: TaskRunner, tmp_path: Path) -> None:
     secret = tmp_path / "host-secret.txt"
     secret.write_text("7")
     task = make_task(tmp_path / "task")
@@ -132,7 +136,9 @@ def test_workspace_links_are_copied_as_links_and_fifos_dropped(runner: TaskRunne
     runner.run_agent_command(task, workspace, f"ln -s {secret} answer.txt; mkfifo pipe; ln -s / root-link")
     verdict = runner.verify(task, workspace)
     assert not verdict.passed and verdict.failure_type == "verifier_rejected"
-    assert verdict.skipped_files == ["pipe"]
+    reasons = {item["path"]: item["reason"] for item in verdict.dropped_files}
+    assert set(reasons) == {"answer.txt", "pipe", "root-link"}
+    assert reasons["pipe"] == "special_file" and reasons["answer.txt"].startswith("link_")
 
 
 def test_planted_module_cannot_grade_itself(runner: TaskRunner, tmp_path: Path) -> None:

@@ -61,6 +61,27 @@ def test_sandbox_pod_is_valid_and_locked_down() -> None:
     assert all(m["readOnly"] for m in push["volumeMounts"] if m["mountPath"].startswith("/skillgym/mounts"))
 
 
+def test_sandbox_pod_writable_paths_are_size_capped_volumes() -> None:
+    spec = run_spec(limits={"ephemeralStorageMb": 300})
+    pod_spec = builders.sandbox_pod(RUN, spec, "task:1", 1, SETTINGS)["spec"]
+    volumes = {v["name"]: v["emptyDir"]["sizeLimit"] for v in pod_spec["volumes"]}
+    assert volumes == {"io": "64Mi", "run-tmp": "300Mi", "runner-tmp": "256Mi", "mount-0": "300Mi", "mount-1": "300Mi"}
+    fetch, (run, push) = pod_spec["initContainers"][0], pod_spec["containers"]
+    # Only fetch writes the staged mounts and only the command's own container writes the I/O directory.
+    assert not any(m.get("readOnly") for m in fetch["volumeMounts"])
+    assert all(m["readOnly"] for m in push["volumeMounts"] if m["name"] != "runner-tmp")
+    assert {m["mountPath"] for m in run["volumeMounts"]} == {"/skillgym/io", "/tmp", "/app", "/solution"}
+
+
+def test_uncovered_workdir_gets_its_own_writable_volume() -> None:
+    covered = builders.sandbox_pod(RUN, run_spec(workdir="/app/src"), "task:1", 1, SETTINGS)["spec"]
+    assert "workdir" not in {v["name"] for v in covered["volumes"]}
+    bare = builders.sandbox_pod(RUN, run_spec(mounts=[], workdir="/work"), "task:1", 1, SETTINGS)["spec"]
+    assert {"name": "workdir", "emptyDir": {"sizeLimit": "1024Mi"}} in bare["volumes"]
+    assert {"name": "workdir", "mountPath": "/work"} in bare["containers"][0]["volumeMounts"]
+    kubernetes_validate.validate({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": bare}, "1.30")
+
+
 def test_transfer_plan_carries_keys_and_limits() -> None:
     plan = builders.transfer_plan(run_spec(stdinKey="in/stdin"))
     assert plan["outputPrefix"] == "sandbox/runs/sbx-1"
@@ -91,9 +112,16 @@ def test_kaniko_build_is_cached_by_context() -> None:
     assert spec.build is not None
     job = builders.kaniko_build_job(spec.build, "ns", SETTINGS)
     kubernetes_validate.validate(job, "1.30", strict=True)
-    args = job["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert "--context=s3://$(SKILLGYM_S3_BUCKET)/sandbox/inputs/abc.tar.gz" in args
-    assert f"--destination={builders.image_reference(spec.build, SETTINGS)}" in args
+    pod = job["spec"]["template"]["spec"]
+    (fetch,) = pod["initContainers"]
+    (kaniko,) = pod["containers"]
+    plan = json.loads(next(e["value"] for e in fetch["env"] if e["name"] == "SKILLGYM_SANDBOX_PLAN"))
+    assert plan["mounts"] == [{"path": "/workspace", "key": "sandbox/inputs/abc.tar.gz"}]
+    assert "--context=dir:///workspace" in kaniko["args"]
+    assert f"--destination={builders.image_reference(spec.build, SETTINGS)}" in kaniko["args"]
+    # The root container that runs the Dockerfile's RUN steps holds no store credentials.
+    assert "env" not in kaniko and "envFrom" not in kaniko
+    assert {"name": "context", "mountPath": "/workspace", "readOnly": True} in kaniko["volumeMounts"]
     other = run_spec(build={"contextKey": "sandbox/inputs/def.tar.gz"}).build
     assert builders.build_job_name(spec.build) == job["metadata"]["name"] != builders.build_job_name(other)
 
@@ -111,14 +139,27 @@ def test_training_manifests_validate() -> None:
     )
     assert "nvidia.com/gpu" not in cpu_only["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert "tolerations" not in cpu_only["spec"]["template"]["spec"]
+    pod = job["spec"]["template"]["spec"]
+    assert {"name": "scratch", "emptyDir": {"sizeLimit": "200Gi"}} in pod["volumes"]
+    assert {"name": "HOME", "value": "/tmp"} in container["env"]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert pod["securityContext"]["runAsGroup"] == SETTINGS.run_as_group
 
 
 @pytest.mark.parametrize(
     "bad",
     [{"command": []}, {"command": ["x"]}, {"command": ["x"], "outputPrefix": "p", "role": "judge"},
-     {"command": ["x"], "outputPrefix": "p", "mounts": [{"target": "relative"}]}],
+     {"command": ["x"], "outputPrefix": "p", "mounts": [{"target": "relative"}]},
+     *({"command": ["x"], "outputPrefix": "p", "mounts": [{"target": t}]}
+       for t in ("/", "/tmp", "/proc/self", "/dev", "/sys/fs", "/skillgym/io", "/app/../etc")),
+     {"command": ["x"], "outputPrefix": "p", "mounts": [{"target": "/app"}, {"target": "/app/"}]}],
 )  # fmt: skip
 def test_invalid_specs_raise_a_typed_error(bad: dict[str, Any]) -> None:
     with pytest.raises(InvalidSpecError) as info:
         parse_sandbox_run(bad)
     assert info.value.reason == "invalid_spec" and info.value.details["errors"]
+
+
+def test_training_scratch_must_be_a_quantity() -> None:
+    with pytest.raises(InvalidSpecError):
+        parse_training_job({"datasetKey": "d", "baseModel": "m", "resources": {"scratch": "lots"}})

@@ -9,6 +9,7 @@ import kubernetes
 import pytest
 from skillgym_core.store.base import put_json
 from skillgym_core.store.local import LocalStore
+from skillgym_operator.builders.policy import pod_violations
 
 from tests.operator.apiserver import ApiServer
 from tests.operator.conftest import NAMESPACE, wait_for
@@ -98,6 +99,7 @@ def test_sandbox_run_creates_locked_down_pod_and_network_policy(apiserver: ApiSe
     mounts = {m["mountPath"]: m["readOnly"] for m in run["volumeMounts"] if m["mountPath"] in ("/app", "/tests")}
     assert mounts == {"/app": False, "/tests": True}
     assert [c["name"] for c in spec["initContainers"]] == ["fetch"]
+    assert pod_violations(spec) == []
 
     policy = wait_for(lambda: apiserver.objects("networking.k8s.io/v1/networkpolicies", NAMESPACE), what="policy")
     rules = policy["run-a-sandbox"]["spec"]
@@ -170,6 +172,21 @@ def test_invalid_spec_fails_the_run_without_a_pod(apiserver: ApiServer, operator
     status = wait_for(lambda: (s := status_of(apiserver, "sandboxruns", "run-bad")).get("phase") and s)
     assert (status["phase"], status["reason"]) == ("Failed", "invalid_spec")
     assert not any(name.startswith("run-bad") for name in apiserver.objects("v1/pods", NAMESPACE))
+
+
+def test_unsafe_pod_is_refused_and_fails_the_run(
+    apiserver: ApiServer, operator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(operator_settings_of(), "run_as_user", 0)
+    create(apiserver, "sandboxruns", sandbox_run("run-root"))
+    status = wait_for(lambda: (s := status_of(apiserver, "sandboxruns", "run-root")).get("phase") and s)
+    assert (status["phase"], status["outcome"], status["reason"]) == ("Failed", "error", "unsafe_pod")
+    assert "container run: runAsUser is 0 (root)" in status["message"]
+    assert not any(name.startswith("run-root") for name in apiserver.objects("v1/pods", NAMESPACE))
+    events = wait_for(
+        lambda: [e for e in apiserver.objects("v1/events", NAMESPACE).values() if e["reason"] == "UnsafePod"]
+    )
+    assert events[0]["type"] == "Warning"
 
 
 def test_namespace_quota_queues_runs(apiserver: ApiServer, operator: Any, monkeypatch: pytest.MonkeyPatch) -> None:

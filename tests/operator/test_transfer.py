@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import os
 import subprocess
 from pathlib import Path
 
@@ -10,6 +12,7 @@ from skillgym_core.store.base import get_json
 from skillgym_core.store.local import LocalStore
 from skillgym_operator import transfer
 from skillgym_operator.builders.sandbox import RUN_WRAPPER
+from skillgym_operator.untrusted_files import pack_tree
 
 
 def test_fetch_run_push_round_trip(tmp_path: Path) -> None:
@@ -59,3 +62,61 @@ def test_push_gives_up_when_the_command_never_reports(tmp_path: Path) -> None:
     plan = {"mounts": [], "stdinKey": None, "outputPrefix": "o", "outputBytes": 10, "wallSeconds": 0.1}
     result = transfer.push(plan, store, tmp_path / "io", grace_s=0.1)
     assert (result["exitCode"], result["outcome"]) == (None, "timeout")
+
+
+def test_push_never_follows_links_the_command_left(tmp_path: Path) -> None:
+    """A link planted in the I/O directory or a writable mount must not make push read its own
+    files (say /proc/self/environ, which holds the store secret in the push container)."""
+    store = LocalStore(tmp_path / "store")
+    secret = tmp_path / "secret"
+    secret.write_text("S3_SECRET")
+    (tmp_path / "secret-dir").mkdir()
+    (tmp_path / "secret-dir" / "key").write_text("S3_SECRET")
+    io_dir, app = tmp_path / "io", tmp_path / "mount0"
+    io_dir.mkdir()
+    app.mkdir()
+    (io_dir / "stdout").symlink_to(secret)
+    (io_dir / "outcome").symlink_to(secret)
+    os.mkfifo(io_dir / "stderr")  # would block a plain open forever
+    (io_dir / "exit_code").write_text("0\n")
+    (app / "kept.txt").write_text("mine")
+    (app / "run.sh").write_text("#!/bin/sh\n")
+    (app / "run.sh").chmod(0o755)
+    (app / "sub").mkdir()
+    (app / "sub" / "leak").symlink_to(secret)
+    (app / "linked-dir").symlink_to(tmp_path / "secret-dir")
+    plan = {
+        "mounts": [{"path": str(app), "target": "/app", "writable": True, "resultKey": "out/app.tar.gz"}],
+        "stdinKey": None,
+        "outputPrefix": "out",
+        "outputBytes": 100,
+        "wallSeconds": 1,
+    }
+    result = transfer.push(plan, store, io_dir, grace_s=1)
+    assert result["outcome"] == "ok" and result["exitCode"] == 0
+    assert store.get_bytes("out/stdout") == b"" and store.get_bytes("out/stderr") == b""
+    archive = store.get_bytes("out/app.tar.gz")
+    assert b"S3_SECRET" not in gzip.decompress(archive)
+    unpacked = unpack_dir(archive, tmp_path / "back")
+    files = sorted(str(p.relative_to(unpacked)) for p in unpacked.rglob("*"))
+    assert files == ["kept.txt", "run.sh", "sub"]
+    assert (unpacked / "run.sh").stat().st_mode & 0o111
+
+
+def test_pack_tree_matches_pack_dir(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "c.txt").write_text("deep")
+    (root / "empty").mkdir()
+    (root / "x.sh").write_text("echo")
+    (root / "x.sh").chmod(0o700)
+    left = unpack_dir(pack_tree(root), tmp_path / "left")
+    right = unpack_dir(pack_dir(root), tmp_path / "right")
+
+    def listing(base: Path) -> list[tuple[str, int, bytes]]:
+        return [
+            (str(p.relative_to(base)), p.stat().st_mode, p.read_bytes() if p.is_file() else b"")
+            for p in sorted(base.rglob("*"))
+        ]
+
+    assert listing(left) == listing(right)

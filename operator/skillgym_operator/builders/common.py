@@ -37,16 +37,37 @@ def store_env_from(settings: OperatorSettings) -> list[dict[str, Any]]:
     ]
 
 
-def restricted_security_context(run_as_user: int) -> dict[str, Any]:
+def restricted_security_context(settings: OperatorSettings) -> dict[str, Any]:
+    """Every container the operator starts: non-root, no privileges, nothing writable but volumes."""
     return {
         "runAsNonRoot": True,
-        "runAsUser": run_as_user,
-        "runAsGroup": run_as_user,
+        "runAsUser": settings.run_as_user,
+        "runAsGroup": settings.run_as_group,
         "allowPrivilegeEscalation": False,
+        "privileged": False,
         "readOnlyRootFilesystem": True,
         "capabilities": {"drop": ["ALL"]},
-        "seccompProfile": {"type": "RuntimeDefault"},
+        "seccompProfile": settings.seccomp_profile(),
     }
+
+
+def restricted_pod_security_context(settings: OperatorSettings) -> dict[str, Any]:
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": settings.run_as_user,
+        "runAsGroup": settings.run_as_group,
+        "fsGroup": settings.run_as_group,
+        "seccompProfile": settings.seccomp_profile(),
+    }
+
+
+def isolated_pod_fields() -> dict[str, Any]:
+    """Pod fields that keep cluster credentials and service addresses out of the pod."""
+    return {"automountServiceAccountToken": False, "enableServiceLinks": False}
+
+
+def size_limited_empty_dir(name: str, size_mb: int) -> dict[str, Any]:
+    return {"name": name, "emptyDir": {"sizeLimit": f"{size_mb}Mi"}}
 
 
 def dns_name(text: str, limit: int = 63) -> str:

@@ -1,16 +1,34 @@
 """Task images built from the task's Dockerfile with Kaniko, cached by the context's content hash:
 the same build context always maps to the same image tag and the same build Job, so a second run
-of a task reuses the image (and concurrent runs share one build)."""
+of a task reuses the image (and concurrent runs share one build).
+
+A non-root init container fetches the context from the store; Kaniko then builds from that
+directory without store credentials. Kaniko unpacks the base image into its own root filesystem
+and sets file ownership while building, so it is the one container that runs as root with a
+writable root and a few file-ownership capabilities; every other rule of
+:mod:`skillgym_operator.builders.policy` holds."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
-from skillgym_operator.builders.common import labels
-from skillgym_operator.resources import LABEL_BUILD
+from skillgym_operator.builders.common import (
+    isolated_pod_fields,
+    labels,
+    restricted_pod_security_context,
+    restricted_security_context,
+    size_limited_empty_dir,
+    store_env_from,
+)
+from skillgym_operator.resources import LABEL_BUILD, PLAN_ENV
 from skillgym_operator.settings import OperatorSettings
 from skillgym_operator.spec import BuildSpec
+
+CONTEXT_DIR = "/workspace"
+FETCH_CONTEXT_CONTAINER = "fetch-context"
+KANIKO_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "SETFCAP"]
 
 
 def context_digest(build: BuildSpec) -> str:
@@ -26,15 +44,40 @@ def build_job_name(build: BuildSpec) -> str:
     return f"skillgym-build-{context_digest(build)[:24]}"
 
 
+def kaniko_security_context(settings: OperatorSettings) -> dict[str, Any]:
+    return {
+        "runAsNonRoot": False,
+        "runAsUser": 0,
+        "runAsGroup": 0,
+        "allowPrivilegeEscalation": False,
+        "privileged": False,
+        "readOnlyRootFilesystem": False,
+        "capabilities": {"drop": ["ALL"], "add": list(KANIKO_CAPABILITIES)},
+        "seccompProfile": settings.seccomp_profile(),
+    }
+
+
+def _fetch_context_container(build: BuildSpec, settings: OperatorSettings) -> dict[str, Any]:
+    plan = {"mounts": [{"path": CONTEXT_DIR, "key": build.context_key}], "stdinKey": None}
+    return {
+        "name": FETCH_CONTEXT_CONTAINER,
+        "image": settings.runner_image,
+        "imagePullPolicy": settings.image_pull_policy,
+        "command": ["python", "-m", "skillgym_operator.transfer", "fetch"],
+        "env": [{"name": PLAN_ENV, "value": json.dumps(plan, sort_keys=True)}],
+        "envFrom": store_env_from(settings),
+        "volumeMounts": [{"name": "context", "mountPath": CONTEXT_DIR}, {"name": "tmp", "mountPath": "/tmp"}],
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+        "securityContext": restricted_security_context(settings),
+        "resources": {
+            "requests": {"cpu": "50m", "memory": "128Mi"},
+            "limits": {"cpu": "500m", "memory": "512Mi"},
+        },
+    }
+
+
 def kaniko_build_job(build: BuildSpec, namespace: str, settings: OperatorSettings) -> dict[str, Any]:
     digest = context_digest(build)[:24]
-
-    def secret_env(name: str, key: str) -> dict[str, Any]:
-        return {"name": name, "valueFrom": {"secretKeyRef": {"name": settings.secret, "key": key}}}
-
-    def config_env(name: str, key: str) -> dict[str, Any]:
-        return {"name": name, "valueFrom": {"configMapKeyRef": {"name": settings.config_map, "key": key}}}
-
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -51,32 +94,32 @@ def kaniko_build_job(build: BuildSpec, namespace: str, settings: OperatorSetting
                 "metadata": {"labels": labels("image-build", **{LABEL_BUILD: digest})},
                 "spec": {
                     "restartPolicy": "Never",
-                    "automountServiceAccountToken": False,
+                    **isolated_pod_fields(),
+                    "securityContext": restricted_pod_security_context(settings),
+                    "initContainers": [_fetch_context_container(build, settings)],
                     "containers": [
                         {
                             "name": "kaniko",
                             "image": settings.kaniko_image,
                             "args": [
-                                f"--context=s3://$(SKILLGYM_S3_BUCKET)/{build.context_key}",
+                                f"--context=dir://{CONTEXT_DIR}",
                                 f"--dockerfile={build.dockerfile}",
                                 f"--destination={image_reference(build, settings)}",
                                 "--cache=true",
                                 f"--cache-repo={settings.build_registry}/skillgym-cache",
                                 "--snapshot-mode=redo",
                             ],
-                            "env": [
-                                config_env("SKILLGYM_S3_BUCKET", "SKILLGYM_S3_BUCKET"),
-                                config_env("S3_ENDPOINT", "SKILLGYM_S3_ENDPOINT_URL"),
-                                {"name": "S3_FORCE_PATH_STYLE", "value": "true"},
-                                config_env("AWS_REGION", "SKILLGYM_S3_REGION"),
-                                secret_env("AWS_ACCESS_KEY_ID", "SKILLGYM_S3_ACCESS_KEY"),
-                                secret_env("AWS_SECRET_ACCESS_KEY", "SKILLGYM_S3_SECRET_KEY"),
-                            ],
+                            "volumeMounts": [{"name": "context", "mountPath": CONTEXT_DIR, "readOnly": True}],
+                            "securityContext": kaniko_security_context(settings),
                             "resources": {
                                 "requests": {"cpu": "500m", "memory": "1Gi"},
                                 "limits": {"cpu": "2", "memory": "4Gi"},
                             },
                         }
+                    ],
+                    "volumes": [
+                        size_limited_empty_dir("context", settings.build_context_mb),
+                        size_limited_empty_dir("tmp", 256),
                     ],
                 },
             },

@@ -4,7 +4,18 @@ Layout inside the pod: an init container (runner image) fetches every mount's ar
 stdin from the store into emptyDir volumes; the ``run`` container (task image) executes the
 command through a POSIX-sh wrapper that enforces the wall timeout, captures stdout/stderr and
 writes the outcome as its termination message; the ``push`` sidecar (runner image) waits for the
-exit code, then uploads writable mounts, output and a result record."""
+exit code, then uploads writable mounts, output and a result record.
+
+Every container follows :mod:`skillgym_operator.builders.policy` (non-root, no capabilities, a
+read-only root); what the command may write is size-capped emptyDirs: its mounts, ``/tmp``, the
+I/O directory and, when no mount covers it, the working directory.
+
+One pod runs one phase. The agent and the verifier are separate SandboxRuns and so separate
+pods: the verifier's pod gets a fresh copy of the workspace and its own ``/logs`` volume, which no
+container of an agent's pod ever mounts, so nothing the agent runs can write the verifier's
+results. Inside a pod only ``run`` executes untrusted code; ``push`` holds store credentials and
+reads what ``run`` wrote read-only and without following links
+(see :mod:`skillgym_operator.untrusted_files`)."""
 
 from __future__ import annotations
 
@@ -13,9 +24,12 @@ import math
 from typing import Any
 
 from skillgym_operator.builders.common import (
+    isolated_pod_fields,
     labels,
     owner_reference,
+    restricted_pod_security_context,
     restricted_security_context,
+    size_limited_empty_dir,
     store_env_from,
 )
 from skillgym_operator.resources import (
@@ -32,6 +46,8 @@ from skillgym_operator.resources import (
 )
 from skillgym_operator.settings import OperatorSettings
 from skillgym_operator.spec import SandboxRunSpec
+
+WORKDIR_VOLUME = "workdir"
 
 # $1.. is the command. The wrapper is the container's PID 1, so on timeout ``kill -1`` takes down
 # every other process in the container (the whole command tree) and leaves the wrapper to report;
@@ -100,7 +116,7 @@ def active_deadline_s(spec: SandboxRunSpec, settings: OperatorSettings) -> int:
 
 def _runner_container(name: str, args: list[str], spec: SandboxRunSpec, settings: OperatorSettings) -> dict[str, Any]:
     volume_mounts: list[dict[str, Any]] = [
-        {"name": "io", "mountPath": IO_DIR},
+        {"name": "io", "mountPath": IO_DIR, "readOnly": name == PUSH_CONTAINER},
         {"name": "runner-tmp", "mountPath": "/tmp"},
     ]
     volume_mounts += [
@@ -116,12 +132,24 @@ def _runner_container(name: str, args: list[str], spec: SandboxRunSpec, settings
         "envFrom": store_env_from(settings),
         "volumeMounts": volume_mounts,
         "terminationMessagePolicy": "FallbackToLogsOnError",
-        "securityContext": restricted_security_context(settings.run_as_user),
+        "securityContext": restricted_security_context(settings),
         "resources": {
             "requests": {"cpu": "50m", "memory": "128Mi"},
             "limits": {"cpu": "500m", "memory": "512Mi"},
         },
     }
+
+
+def _is_under(path: str, mount_path: str) -> bool:
+    return path == mount_path or path.startswith(mount_path.rstrip("/") + "/")
+
+
+def _workdir_mount(workdir: str, volume_mounts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A writable emptyDir at the working directory unless a mount already covers it (the root
+    filesystem is read-only, so the image's own directory could not be written)."""
+    if workdir == "/" or any(_is_under(workdir, m["mountPath"]) for m in volume_mounts):
+        return []
+    return [{"name": WORKDIR_VOLUME, "mountPath": workdir}]
 
 
 def sandbox_pod(
@@ -130,9 +158,15 @@ def sandbox_pod(
     meta = run["metadata"]
     name = meta["name"]
     limits = spec.limits
-    run_mounts = [
-        {"name": mount_volume(i), "mountPath": m.target, "readOnly": not m.writable} for i, m in enumerate(spec.mounts)
+    run_mounts: list[dict[str, Any]] = [
+        {"name": "io", "mountPath": IO_DIR},
+        {"name": "run-tmp", "mountPath": "/tmp"},
+        *(
+            {"name": mount_volume(i), "mountPath": m.target, "readOnly": not m.writable}
+            for i, m in enumerate(spec.mounts)
+        ),
     ]
+    run_mounts += _workdir_mount(spec.workdir, run_mounts)
     run_container = {
         "name": RUN_CONTAINER,
         "image": image,
@@ -144,14 +178,10 @@ def sandbox_pod(
             {"name": "SKILLGYM_WALL_SECONDS", "value": str(math.ceil(limits.wall_seconds))},
             {"name": "HOME", "value": "/tmp"},
         ],
-        "volumeMounts": [
-            {"name": "io", "mountPath": IO_DIR},
-            {"name": "run-tmp", "mountPath": "/tmp"},
-            *run_mounts,
-        ],
+        "volumeMounts": run_mounts,
         "terminationMessagePath": OUTCOME_FILE,
         "terminationMessagePolicy": "File",
-        "securityContext": restricted_security_context(settings.run_as_user),
+        "securityContext": restricted_security_context(settings),
         "resources": {
             "requests": {"cpu": limits.cpu, "memory": f"{limits.memory_mb}Mi"},
             "limits": {
@@ -161,25 +191,21 @@ def sandbox_pod(
             },
         },
     }
+    storage_mb = limits.ephemeral_storage_mb
     volumes: list[dict[str, Any]] = [
-        {"name": "io", "emptyDir": {"sizeLimit": f"{max(64, limits.output_bytes * 3 // 1_000_000 + 16)}Mi"}},
-        {"name": "run-tmp", "emptyDir": {"sizeLimit": f"{limits.ephemeral_storage_mb}Mi"}},
-        {"name": "runner-tmp", "emptyDir": {"sizeLimit": "256Mi"}},
-        *({"name": mount_volume(i), "emptyDir": {}} for i in range(len(spec.mounts))),
+        size_limited_empty_dir("io", max(64, limits.output_bytes * 3 // 1_000_000 + 16)),
+        size_limited_empty_dir("run-tmp", storage_mb),
+        size_limited_empty_dir("runner-tmp", 256),
+        *(size_limited_empty_dir(mount_volume(i), storage_mb) for i in range(len(spec.mounts))),
     ]
+    if any(m["name"] == WORKDIR_VOLUME for m in run_mounts):
+        volumes.append(size_limited_empty_dir(WORKDIR_VOLUME, storage_mb))
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "activeDeadlineSeconds": active_deadline_s(spec, settings),
-        "automountServiceAccountToken": False,
-        "enableServiceLinks": False,
+        **isolated_pod_fields(),
         "terminationGracePeriodSeconds": 5,
-        "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": settings.run_as_user,
-            "runAsGroup": settings.run_as_user,
-            "fsGroup": settings.run_as_user,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        "securityContext": restricted_pod_security_context(settings),
         "initContainers": [_runner_container(FETCH_CONTAINER, ["fetch"], spec, settings)],
         "containers": [run_container, _runner_container(PUSH_CONTAINER, ["push"], spec, settings)],
         "volumes": volumes,

@@ -1,7 +1,11 @@
 """A TrainingJob becomes an Indexed Job (one pod per node) behind a headless Service, each pod
 running ``torchrun`` with c10d rendezvous at index 0; configs ride in a ConfigMap. Checkpoints go
 to the store under the job's output prefix and the trainer resumes from the newest one, so a
-restarted pod (or a resubmitted job) continues instead of starting over."""
+restarted pod (or a resubmitted job) continues instead of starting over.
+
+The trainer runs the caller's image and module, so its pods follow the sandbox rules too
+(:mod:`skillgym_operator.builders.policy`): the only writable paths are /tmp (also HOME and the
+Hugging Face cache, capped at the job's ``resources.scratch``) and /dev/shm."""
 
 from __future__ import annotations
 
@@ -10,7 +14,14 @@ from typing import Any
 
 from skillgym_core import keys
 
-from skillgym_operator.builders.common import labels, owner_reference, store_env_from
+from skillgym_operator.builders.common import (
+    isolated_pod_fields,
+    labels,
+    owner_reference,
+    restricted_pod_security_context,
+    restricted_security_context,
+    store_env_from,
+)
 from skillgym_operator.resources import LABEL_TRAINING
 from skillgym_operator.settings import OperatorSettings
 from skillgym_operator.spec import TrainingJobSpec
@@ -104,7 +115,8 @@ def training_job(job: dict[str, Any], spec: TrainingJobSpec, settings: OperatorS
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "subdomain": service_name(name),
-        "automountServiceAccountToken": False,
+        **isolated_pod_fields(),
+        "securityContext": restricted_pod_security_context(settings),
         "containers": [
             {
                 "name": "trainer",
@@ -115,6 +127,7 @@ def training_job(job: dict[str, Any], spec: TrainingJobSpec, settings: OperatorS
                     {"name": "SKILLGYM_TRAINING_JOB", "value": name},
                     {"name": "NNODES", "value": str(spec.nodes)},
                     {"name": "HF_HOME", "value": "/tmp/hf"},
+                    {"name": "HOME", "value": "/tmp"},
                 ],
                 "envFrom": store_env_from(settings),
                 "ports": [{"name": "rendezvous", "containerPort": settings.training_master_port}],
@@ -124,19 +137,13 @@ def training_job(job: dict[str, Any], spec: TrainingJobSpec, settings: OperatorS
                     {"name": "shm", "mountPath": "/dev/shm"},
                     {"name": "scratch", "mountPath": "/tmp"},
                 ],
-                "securityContext": {
-                    "runAsNonRoot": True,
-                    "runAsUser": settings.run_as_user,
-                    "allowPrivilegeEscalation": False,
-                    "capabilities": {"drop": ["ALL"]},
-                    "seccompProfile": {"type": "RuntimeDefault"},
-                },
+                "securityContext": restricted_security_context(settings),
             }
         ],
         "volumes": [
             {"name": "config", "configMap": {"name": config_map_name(name)}},
             {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}},
-            {"name": "scratch", "emptyDir": {}},
+            {"name": "scratch", "emptyDir": {"sizeLimit": spec.resources.scratch}},
         ],
     }
     if spec.gpus:

@@ -6,7 +6,6 @@ workspace); the first failing gate types the rejection, and every verdict is kep
 from __future__ import annotations
 
 import logging
-import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from skillgym_core.contracts.events import EnvBuilt, Envelope, EnvFeedback, EnvR
 from skillgym_core.contracts.task import TaskConfig, TaskDir
 from skillgym_core.envbuild import environment_provider
 from skillgym_core.llm import LLMClient, LLMSettings
+from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.store.base import put_json
 from skillgym_core.taskrun import TaskRunner
 
@@ -81,7 +81,7 @@ class ReviewerService:
                 if validity.passed and evidence is not None and self.settings.run_probes:
                     gates.extend(self.quality.run(task, evidence, workdir))
             finally:
-                shutil.rmtree(workdir, ignore_errors=True)
+                remove_tree(workdir)
         for gate in gates:
             metrics.GATE_OUTCOMES.labels(
                 gate.gate, "passed" if gate.passed else "failed", gate.failure_type or "ok"

@@ -5,7 +5,6 @@ is answered from the store, so redelivery and resumed plans never rerun scored w
 from __future__ import annotations
 
 import logging
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ from skillgym_core.contracts.events import TrajectoryVerified
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.envbuild import EnvironmentProvider
 from skillgym_core.errors import SkillGymError
+from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.store.base import get_json, put_json
 from skillgym_core.taskrun import TaskRunner
 
@@ -88,7 +88,7 @@ class TrialRunner:
         try:
             return self._run(task, spec, harness, parent)
         finally:
-            shutil.rmtree(parent, ignore_errors=True)
+            remove_tree(parent)
 
     def _run(self, task: TaskDir, spec: RunSpec, harness: Harness, parent: Path) -> TrajectoryVerified:
         started = time.perf_counter()

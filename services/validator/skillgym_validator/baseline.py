@@ -103,6 +103,9 @@ class ChatClient:
             raise BaselineEndpointError(f"chat completion failed: {exc}", url=self.url) from exc
         if not isinstance(message, dict):
             raise BaselineEndpointError("chat completion message is not an object", url=self.url)
+        calls = message.get("tool_calls")
+        if calls is not None and not (isinstance(calls, list) and all(isinstance(c, dict) for c in calls)):
+            raise BaselineEndpointError("chat completion tool_calls is not a list of objects", url=self.url)
         return message
 
     def close(self) -> None:
@@ -118,15 +121,18 @@ class BaselineAgent:
 
     def _call(self, task: TaskDir, workspace: Path, call: dict[str, Any], skills: Path | None) -> str:
         function = call.get("function") or {}
-        if function.get("name") != "bash":
-            return f"error: unknown tool {function.get('name')!r}; the only tool is bash"
+        name = function.get("name") if isinstance(function, dict) else None
+        if name != "bash":
+            return f"error: unknown tool {str(name)[:100]!r}; the only tool is bash"
         try:
             arguments = json.loads(function.get("arguments") or "{}")
             command = arguments["command"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             return "error: arguments must be a JSON object with a string 'command'"
         if not isinstance(command, str):
             return "error: 'command' must be a string"
+        if "\x00" in command:  # no process can be given an argument holding a NUL byte
+            return "error: 'command' must not contain NUL bytes"
         result = self.runner.run_agent_command(task, workspace, command, skills=skills, timeout_s=self.step_timeout_s)
         return _tool_output(result)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgym_core.contracts.task import TaskDir
-from skillgym_core.errors import TaskFormatError
+from skillgym_core.errors import SkillGymError, TaskFormatError, TransientError
 from skillgym_core.metrics import GATE_OUTCOMES
 from skillgym_core.sandbox.base import SandboxResult
 from skillgym_core.sandbox.janitor import discard_tree
@@ -22,6 +22,39 @@ from skillgym_core.taskrun import TaskRunner, VerifierOutcome
 # A nop run may end without a reward file (the verifier found nothing to grade): that is
 # still v(x0) = 0. A verifier that times out, is killed or tampers is not.
 NOP_ACCEPTABLE_FAILURES = {"verifier_rejected", "reward_file_missing"}
+MAX_ERROR_MESSAGE_CHARS = 2000
+VALIDATOR_CRASH = "validator_crash"
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        return str(exc)[:MAX_ERROR_MESSAGE_CHARS]
+    except Exception:  # an exception's own __str__ may fail; the record must still be written
+        return f"<{type(exc).__name__} with an unprintable message>"
+
+
+def _error_slug(exc: BaseException) -> str:
+    if isinstance(exc, SkillGymError):
+        return exc.reason
+    return type(exc).__name__ if isinstance(exc, OSError) else VALIDATOR_CRASH
+
+
+def failure_reason(exc: BaseException) -> str:
+    """The typed reason a validation record gives for an exception: ``error: <reason>`` for the
+    failures raised on purpose (a SkillGymError's reason, an OSError's type), else
+    ``validator_crash: <ExceptionType>: <message>``."""
+    slug = _error_slug(exc)
+    if slug != VALIDATOR_CRASH:
+        return f"error: {slug}"
+    return f"{VALIDATOR_CRASH}: {type(exc).__name__}: {_message(exc)[:200]}"
+
+
+def error_info(exc: BaseException) -> dict[str, Any]:
+    """``{type, reason, message}`` (and a SkillGymError's details) of an exception, for a record."""
+    info: dict[str, Any] = {"type": type(exc).__name__, "reason": _error_slug(exc), "message": _message(exc)}
+    if isinstance(exc, SkillGymError) and exc.details:
+        info["details"] = exc.details
+    return info
 
 
 @dataclass
@@ -43,6 +76,7 @@ class GateReport:
     reasons: list[str]
     runs: list[GateRun] = field(default_factory=list)
     seconds: float = 0.0
+    error: dict[str, Any] | None = None  # what stopped the gate early (see ``error_info``)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -59,6 +93,7 @@ class GateReport:
                 }
                 for r in self.runs
             ],
+            **({"error": self.error} if self.error is not None else {}),
         }
 
 
@@ -95,16 +130,20 @@ class ValidityGate:
     def _nop(self, task: TaskDir, scratch: Path, index: int) -> GateRun:
         started = time.monotonic()
         workspace = self.runner.fresh_workspace(task, scratch)
-        verdict = self.runner.verify(task, workspace)
-        discard_tree(workspace)
+        try:
+            verdict = self.runner.verify(task, workspace)
+        finally:
+            discard_tree(workspace)
         return GateRun("nop", index, _verifier_record(verdict, self.tail), seconds=time.monotonic() - started)
 
     def _oracle(self, task: TaskDir, scratch: Path, index: int) -> GateRun:
         started = time.monotonic()
         workspace = self.runner.fresh_workspace(task, scratch)
-        solution = self.runner.run_solution(task, workspace)
-        verdict = self.runner.verify(task, workspace)
-        discard_tree(workspace)
+        try:
+            solution = self.runner.run_solution(task, workspace)
+            verdict = self.runner.verify(task, workspace)
+        finally:
+            discard_tree(workspace)
         return GateRun(
             "oracle",
             index,
@@ -114,6 +153,8 @@ class ValidityGate:
         )
 
     def check(self, task: TaskDir, scratch: Path) -> GateReport:
+        """The gate's verdict. A run that raises ends the gate with a failed report holding the
+        runs so far and the error; only a TransientError propagates, for the caller to retry."""
         started = time.monotonic()
         problems = task.check_layout()
         if not (task.solution / "solve.sh").is_file():
@@ -122,12 +163,21 @@ class ValidityGate:
             report = GateReport(False, [f"invalid_layout: {p}" for p in problems])
             GATE_OUTCOMES.labels("layout", "fail", "invalid_layout").inc()
             return report
-        tmp = Path(tempfile.mkdtemp(prefix="gate-", dir=scratch))
+        runs: list[GateRun] = []
         try:
-            runs = [self._nop(task, tmp, i) for i in range(self.nop_runs)]
-            runs += [self._oracle(task, tmp, i) for i in range(self.oracle_runs)]
-        finally:
-            discard_tree(tmp)
+            tmp = Path(tempfile.mkdtemp(prefix="gate-", dir=scratch))
+            try:
+                for i in range(self.nop_runs):
+                    runs.append(self._nop(task, tmp, i))
+                for i in range(self.oracle_runs):
+                    runs.append(self._oracle(task, tmp, i))
+            finally:
+                discard_tree(tmp)
+        except TransientError:
+            raise
+        except Exception as exc:
+            GATE_OUTCOMES.labels("runs", "fail", _error_slug(exc)).inc()
+            return GateReport(False, [failure_reason(exc)], runs, time.monotonic() - started, error=error_info(exc))
         reasons = self._judge(runs)
         report = GateReport(not reasons, reasons, runs, time.monotonic() - started)
         return report

@@ -12,7 +12,7 @@ from typing import Any
 
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.envbuild import environment_provider
-from skillgym_core.errors import SkillGymError
+from skillgym_core.errors import TransientError
 from skillgym_core.metrics import VALIDATION_LABELS, VALIDATION_SECONDS
 from skillgym_core.sandbox import janitor
 from skillgym_core.sandbox.base import Sandbox
@@ -21,7 +21,7 @@ from skillgym_core.taskrun import TaskRunner
 
 from skillgym_validator.baseline import BaselineAgent, ChatClient
 from skillgym_validator.contrast import VERIFIER_PASSED, LabelRule, mcnemar_exact, skill_contrast
-from skillgym_validator.gate import ValidityGate
+from skillgym_validator.gate import ValidityGate, error_info, failure_reason
 from skillgym_validator.settings import ValidatorSettings
 
 UNLABELLED = "unlabelled"
@@ -58,6 +58,8 @@ class Validator:
             self.client.close()
 
     def validate(self, task: TaskDir, scratch: Path) -> dict[str, Any]:
+        """The task's record. A crash after the gate ran fails the record and keeps the gate's
+        report; a TransientError, or an error loading the task, propagates."""
         started = time.monotonic()
         config = task.config()
         gate = self.gate.check(task, scratch)
@@ -74,21 +76,20 @@ class Validator:
             "contrast": None,
             "sandbox": self.sandbox.describe(),
         }
+        if gate.error is not None:
+            record["error"] = gate.error
         contrast_seconds = 0.0
         if gate.valid:
             record["label"] = VERIFIER_PASSED
             if self.client is not None:
-                agent = BaselineAgent(
-                    self.client,
-                    self.runner,
-                    max_steps=self.settings.baseline_max_steps,
-                    step_timeout_s=self.settings.baseline_step_timeout_s,
-                )
                 contrast_started = time.monotonic()
-                contrast = skill_contrast(agent, task, scratch, k=self.settings.baseline_runs, rule=self.rule)
+                try:
+                    self._contrast(self.client, task, scratch, record)
+                except TransientError:
+                    raise
+                except Exception as exc:
+                    record.update(valid=False, label=UNLABELLED, reasons=[failure_reason(exc)], error=error_info(exc))
                 contrast_seconds = time.monotonic() - contrast_started
-                record["contrast"] = contrast.to_dict(include_transcripts=self.settings.baseline_keep_transcripts)
-                record["label"] = contrast.label
         total = time.monotonic() - started
         record["timings"] = {
             "gate_s": round(gate_seconds, 4),
@@ -99,35 +100,56 @@ class Validator:
         VALIDATION_LABELS.labels(record["label"]).inc()
         return record
 
+    def _contrast(self, client: ChatClient, task: TaskDir, scratch: Path, record: dict[str, Any]) -> None:
+        agent = BaselineAgent(
+            client,
+            self.runner,
+            max_steps=self.settings.baseline_max_steps,
+            step_timeout_s=self.settings.baseline_step_timeout_s,
+        )
+        contrast = skill_contrast(agent, task, scratch, k=self.settings.baseline_runs, rule=self.rule)
+        record["contrast"] = contrast.to_dict(include_transcripts=self.settings.baseline_keep_transcripts)
+        record["label"] = contrast.label
 
-def error_record(path: Path, exc: Exception) -> dict[str, Any]:
-    reason = exc.reason if isinstance(exc, SkillGymError) else type(exc).__name__
-    detail = exc.to_dict() if isinstance(exc, SkillGymError) else {"message": str(exc)}
+
+def error_record(path: Path, exc: BaseException) -> dict[str, Any]:
+    """The record of a task whose validation raised ``exc``."""
     return {
         "task_id": None,
         "path": str(path),
         "valid": False,
         "label": UNLABELLED,
-        "reasons": [f"error: {reason}"],
-        "error": detail,
+        "reasons": [failure_reason(exc)],
+        "error": error_info(exc),
         "gate": None,
         "contrast": None,
     }
 
 
+def _validate_one(validator: Validator, path: Path, scratch: Path) -> dict[str, Any]:
+    task_scratch: Path | None = None
+    try:
+        task_scratch = Path(tempfile.mkdtemp(prefix="task-", dir=scratch))
+        return validator.validate(TaskDir(path), task_scratch)
+    except Exception as exc:  # one task's failure, whatever it is, is that task's record
+        return error_record(path, exc)
+    finally:
+        if task_scratch is not None:
+            janitor.discard_tree(task_scratch)
+
+
 def validate_task_dirs(paths: Sequence[Path | str], settings: ValidatorSettings | None = None) -> list[dict[str, Any]]:
-    """One JSON-ready record per task directory; a broken one gets an error record, the rest go on."""
-    settings = settings or ValidatorSettings()
-    validator = Validator(make_sandbox(settings), settings)
-    records = []
+    """One JSON-ready record per task directory, in order; a task that fails for any reason gets
+    an error record and the rest go on. Never raises for a task's sake."""
+    task_paths = [Path(raw) for raw in paths]
+    try:
+        settings = settings or ValidatorSettings()
+        validator = Validator(make_sandbox(settings), settings)
+    except Exception as exc:  # without a validator no task can be checked; each still gets a record
+        return [error_record(path, exc) for path in task_paths]
     try:
         with tempfile.TemporaryDirectory(prefix="skillgym-validate-", ignore_cleanup_errors=True) as scratch:
-            for raw in paths:
-                path = Path(raw)
-                try:
-                    records.append(validator.validate(TaskDir(path), Path(scratch)))
-                except (SkillGymError, OSError) as exc:
-                    records.append(error_record(path, exc))
+            records = [_validate_one(validator, path, Path(scratch)) for path in task_paths]
             janitor.wait_idle()
     finally:
         validator.close()

@@ -27,6 +27,7 @@ class Limits:
     output_bytes: int = 1_000_000
     file_size_mb: int = 256
     cpus: float | None = None  # CPU bandwidth (cores), where the backend can enforce it
+    storage_mb: int | None = None  # what the run may store (the task's storage_mb), where the backend caps disk
 
 
 @dataclass(frozen=True)

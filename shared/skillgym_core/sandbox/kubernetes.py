@@ -1,11 +1,17 @@
 """Kubernetes sandbox: each run becomes a ``SandboxRun`` resource that the SkillGym operator turns
 into a locked-down pod. Mount contents travel through the store (content-addressed archives in,
 result archives out); this client creates the resource, follows it with a watch until it is
-terminal, copies writable mounts back to the host paths and maps the status to a result."""
+terminal, copies writable mounts back to the host paths and maps the status to a result.
+
+The pod's writable paths (each mount, ``/tmp``) are emptyDirs capped at the run's
+``ephemeralStorageMb``, which also caps the pod's total disk use: room to write (the task's
+``storage_mb`` when given, else ``file_size_mb`` x 4) plus the unpacked size of the mounts
+fetched into it."""
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import shutil
 import time
@@ -23,6 +29,7 @@ from skillgym_core.errors import ArtifactNotFound, SandboxError
 from skillgym_core.ids import sha256_hex
 from skillgym_core.metrics import SANDBOX_RUNS, SANDBOX_SECONDS
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, SandboxResult
+from skillgym_core.sandbox.bwrap import check_target
 from skillgym_core.settings import CommonSettings
 from skillgym_core.store.base import Store, get_json
 
@@ -44,6 +51,12 @@ class KubernetesSandboxSettings(CommonSettings):
     k8s_sandbox_image: str = Field("", description="task image; empty lets the operator use its default")
     k8s_start_slack_s: float = Field(600.0, description="time allowed beyond the wall limit (scheduling, pulls)")
     k8s_keep_runs: bool = Field(False, description="keep finished SandboxRun resources for inspection")
+
+
+def unpacked_mb(root: Path) -> int:
+    """MiB the regular files under ``root`` take once unpacked into the pod (links are not packed)."""
+    total = sum(path.stat().st_size for path in root.rglob("*") if path.is_file() and not path.is_symlink())
+    return math.ceil(total / 2**20)
 
 
 def _default_namespace() -> str:
@@ -150,6 +163,7 @@ class KubernetesSandbox:
         env: Mapping[str, str],
         limits: Limits,
         stdin_key: str | None,
+        input_mb: int = 0,
     ) -> dict[str, Any]:
         spec: dict[str, Any] = {
             "command": list(command),
@@ -163,7 +177,7 @@ class KubernetesSandbox:
                 "pids": limits.pids,
                 "wallSeconds": limits.wall_s,
                 "outputBytes": limits.output_bytes,
-                "ephemeralStorageMb": max(64, limits.file_size_mb * 4),
+                "ephemeralStorageMb": max(64, limits.storage_mb or limits.file_size_mb * 4) + input_mb,
             },
         }
         if self.image:
@@ -201,10 +215,13 @@ class KubernetesSandbox:
         started: float,
     ) -> SandboxResult:
         mount_specs: list[dict[str, Any]] = []
+        input_mb = 0
         for index, mount in enumerate(mounts):
             if not Path(mount.host).is_dir():
                 raise SandboxError(f"mount source is not a directory: {mount.host}", reason="bad_mount")
-            item: dict[str, Any] = {"target": mount.target, "key": self._upload(pack_dir(Path(mount.host)))}
+            target = check_target(mount.target)
+            input_mb += unpacked_mb(Path(mount.host))
+            item: dict[str, Any] = {"target": target, "key": self._upload(pack_dir(Path(mount.host)))}
             if mount.writable:
                 item.update(writable=True, resultKey=keys.sandbox_run(run_name, f"mounts/{index}.tar.gz"))
             mount_specs.append(item)
@@ -212,7 +229,7 @@ class KubernetesSandbox:
         if stdin is not None:
             stdin_key = keys.sandbox_run(run_name, "stdin")
             self.store.put_bytes(stdin_key, stdin)
-        body = self.manifest(run_name, command, mount_specs, workdir, env, limits, stdin_key)
+        body = self.manifest(run_name, command, mount_specs, workdir, env, limits, stdin_key, input_mb)
         self._api.create_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, body)
         status = self.wait(run_name, limits.wall_s + self.start_slack_s)
         return self._result(status, mounts, mount_specs, time.monotonic() - started, run_name)

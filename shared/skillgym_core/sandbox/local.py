@@ -13,17 +13,22 @@ import json
 import os
 import resource
 import selectors
+import shutil
 import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from skillgym_core.errors import SandboxError
 from skillgym_core.metrics import SANDBOX_RUNS, SANDBOX_SECONDS
-from skillgym_core.sandbox import bwrap
+from skillgym_core.sandbox import bwrap, seccomp
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, SandboxResult
 from skillgym_core.sandbox.cgroups import RunCgroup, available_controllers
+from skillgym_core.sandbox.hostmounts import hand_over_tree, staged
+from skillgym_core.sandbox.identity import SandboxIdentity, sandbox_identity
+from skillgym_core.sandbox.protections import Protections, probe_protections, require
 
 CPU_POLL_S = 0.05
 SIGNAL_EXIT_BASE = 128
@@ -128,22 +133,92 @@ class _Run:
             self.stop(Outcome.OUTPUT_LIMIT, limit="output_bytes", output_bytes=self.limits.output_bytes)
 
 
+def _as_user(identity: SandboxIdentity) -> dict[str, Any]:
+    """Popen arguments that start bwrap under the sandbox uid (never as root)."""
+    if not identity.switch:
+        return {}
+    return {"user": identity.host_uid, "group": identity.host_gid, "extra_groups": []}
+
+
+RLIMIT_FLAGS = {
+    resource.RLIMIT_CORE: "--core", resource.RLIMIT_FSIZE: "--fsize",
+    resource.RLIMIT_CPU: "--cpu", resource.RLIMIT_AS: "--as",
+}  # fmt: skip
+
+
+def _with_rlimits(rlimits: list[tuple[int, tuple[int, int]]], identity: SandboxIdentity) -> list[str]:
+    """A ``prlimit`` prefix that lowers the limits before bwrap starts. Needed when bwrap runs
+    under another uid: changing another user's limits takes CAP_SYS_RESOURCE, which a root
+    in a container often lacks; a process may always lower its own."""
+    if not identity.switch:
+        return []
+    executable = shutil.which("prlimit")
+    if executable is None:
+        raise SandboxError("util-linux prlimit is not installed", reason="prlimit_missing")
+    return [executable, *(f"{RLIMIT_FLAGS[which]}={soft}:{hard}" for which, (soft, hard) in rlimits), "--"]
+
+
+def _reap_cgroup(cgroup: RunCgroup | None, timeout_s: float = 2.0) -> int:
+    """Kill whatever is left in the run's cgroups and wait until they are empty, so nothing the
+    run started can still write once the caller reads its files. Returns how many survived."""
+    if cgroup is None:
+        return 0  # the pid namespace died with its init: the kernel killed and reaped the rest
+    deadline = time.monotonic() + timeout_s
+    while True:
+        members = cgroup.members() - {os.getpid()}
+        if not members:
+            return 0
+        if time.monotonic() > deadline:
+            return len(members)
+        cgroup.kill_all()
+        time.sleep(0.002)
+
+
 class LocalSandbox:
     """Runs commands under bubblewrap on this machine (see the module docstring)."""
 
     name = "local"
 
-    def __init__(self, *, extra_ro_paths: Sequence[str] = (), use_cgroups: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        extra_ro_paths: Sequence[str] = (),
+        use_cgroups: bool = True,
+        uid: int | None = None,
+        allow_unsafe: bool | None = None,
+    ) -> None:
+        """``uid``: the unprivileged host uid sandboxed code runs as (when this process is root;
+        default ``SKILLGYM_SANDBOX_UID`` or 2000000). ``allow_unsafe`` (default
+        ``SKILLGYM_SANDBOX_ALLOW_UNSAFE``) runs even where a mandatory protection is missing."""
         self.extra_ro = tuple(str(p) for p in extra_ro_paths)
         self.use_cgroups = use_cgroups
+        self.identity: SandboxIdentity = sandbox_identity(uid)
+        if allow_unsafe is None:
+            allow_unsafe = os.environ.get("SKILLGYM_SANDBOX_ALLOW_UNSAFE", "").lower() in ("1", "true", "yes")
+        self.allow_unsafe = allow_unsafe
         for outcome in Outcome:  # every outcome exported from the start, so shares read 0, not "no data"
             SANDBOX_RUNS.labels(self.name, outcome.value)
+
+    @property
+    def protections(self) -> Protections:
+        return probe_protections(self.identity)
+
+    def require_protections(self) -> None:
+        """Raise :class:`~skillgym_core.sandbox.protections.SandboxUnsafeError` when a mandatory
+        protection is missing (and no unsafe override was given)."""
+        require(self.protections, allow_unsafe=self.allow_unsafe)
+
+    @property
+    def workspace_owner(self) -> tuple[int, int]:
+        """Who must own a directory the sandbox writes to."""
+        return self.identity.owner
 
     def controllers(self) -> dict[str, str]:
         return {k: str(v) for k, v in available_controllers().items()} if self.use_cgroups else {}
 
     def describe(self) -> dict[str, Any]:
         cg = self.controllers()
+        protections = self.protections
         return {
             "backend": self.name,
             "bwrap": bwrap.bwrap_path(),
@@ -157,8 +232,15 @@ class LocalSandbox:
                 "cpus": "cgroup_v1" if "cpu" in cg else "none",
                 "file_size": "rlimit_fsize",
                 "output_bytes": "reader cap",
+                "storage_mb": "tmpfs volume" if protections.workspace_volumes else "copy budget only",
             },
             "isolation": list(bwrap.NAMESPACE_FLAGS),
+            "protections": {
+                **protections.to_dict(),
+                "seccomp_denied": list(seccomp.DENIED_SYSCALLS),
+                "environment": "bwrap starts with an empty environment; the command gets an allow-list",
+                "allow_unsafe": self.allow_unsafe,
+            },
         }
 
     def run(
@@ -174,6 +256,7 @@ class LocalSandbox:
         limits = limits or Limits()
         started = time.monotonic()
         try:
+            self.require_protections()
             result = self._run(command, mounts, workdir, env, limits, stdin, started)
         except (SandboxError, OSError) as exc:
             reason = exc.reason if isinstance(exc, SandboxError) else "os_error"
@@ -209,62 +292,81 @@ class LocalSandbox:
         block_r, block_w = os.pipe()
         cgroup: RunCgroup | None = None
         proc: subprocess.Popen[bytes] | None = None
-        try:
-            argv = bwrap.build_argv(
-                command, mounts=mounts, workdir=workdir, env=env, limits=limits,
-                info_fd=info_w, block_fd=block_r, extra_ro=self.extra_ro,
+        identity = self.identity
+        protections = self.protections
+        hardening = bwrap.Hardening(user_namespace=protections.user_namespace, seccomp=protections.seccomp)
+        for mount in mounts:
+            if mount.writable:
+                hand_over_tree(Path(mount.host), identity.owner)
+        with staged(*identity.owner) as staging:
+            invocation = bwrap.build_invocation(
+                command, mounts=mounts, workdir=workdir, env=env, limits=limits, identity=identity,
+                reach=staging.reach, pass_fds=("--info-fd", str(info_w), "--block-fd", str(block_r)),
+                extra_ro=self.extra_ro, hardening=hardening,
             )  # fmt: skip
-            if self.use_cgroups and available_controllers():
-                cgroup = RunCgroup.create(
-                    memory_mb=limits.memory_mb, pids=limits.pids, cpu_quota=limits.cpus is not None
-                )
-            with cgroup.spawning() if cgroup is not None else contextlib.nullcontext():
-                proc = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    pass_fds=(info_w, block_r),
-                    start_new_session=True,
-                )
-            os.close(info_w)
-            os.close(block_r)
-            info_w = block_r = -1
-            info = _read_info(info_r, deadline)
-            if info is None or "child-pid" not in info:
-                proc.kill()
-                _, err = proc.communicate()
-                raise SandboxError(
-                    f"bwrap did not start: {err.decode(errors='replace').strip()}", reason="bwrap_failed"
-                )
-            init_pid = int(info["child-pid"])
-            if cgroup is not None and limits.cpus is not None:
-                cgroup.limit_cpus(limits.cpus)
-            for which, value in self._rlimits(limits, cgroup):
-                resource.prlimit(init_pid, which, value)
-            os.write(block_w, b"1")
-            run = _Run(proc, init_pid, limits, cgroup)
-            run.pump(stdin, deadline)
             try:
-                proc.wait(max(0.01, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                run.stop(Outcome.TIMEOUT, limit="wall_s", wall_s=limits.wall_s)
-                proc.wait()
-            return self._result(run, proc.returncode, time.monotonic() - started)
-        finally:
-            # kill before closing the block fd: EOF on it would let a half-set-up sandbox run
-            if proc is not None:
-                if proc.poll() is None:
+                if self.use_cgroups and available_controllers():
+                    cgroup = RunCgroup.create(
+                        memory_mb=limits.memory_mb, pids=limits.pids, cpu_quota=limits.cpus is not None
+                    )
+                with cgroup.spawning() if cgroup is not None else contextlib.nullcontext():
+                    rlimits = self._rlimits(limits, cgroup)
+                    proc = subprocess.Popen(
+                        [*_with_rlimits(rlimits, identity), *invocation.argv],
+                        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        pass_fds=(info_w, block_r, *invocation.fds),
+                        start_new_session=True,
+                        env={},
+                        **_as_user(identity),
+                    )
+                invocation.close()
+                os.close(info_w)
+                os.close(block_r)
+                info_w = block_r = -1
+                info = _read_info(info_r, deadline)
+                if info is None or "child-pid" not in info:
                     proc.kill()
+                    _, err = proc.communicate()
+                    raise SandboxError(
+                        f"bwrap did not start: {err.decode(errors='replace').strip()}", reason="bwrap_failed"
+                    )
+                init_pid = int(info["child-pid"])
+                if cgroup is not None and limits.cpus is not None:
+                    cgroup.limit_cpus(limits.cpus)
+                if not identity.switch:
+                    for which, value in rlimits:
+                        resource.prlimit(init_pid, which, value)
+                os.write(block_w, b"1")
+                run = _Run(proc, init_pid, limits, cgroup)
+                run.pump(stdin, deadline)
+                try:
+                    proc.wait(max(0.01, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    run.stop(Outcome.TIMEOUT, limit="wall_s", wall_s=limits.wall_s)
                     proc.wait()
-                for stream in (proc.stdin, proc.stdout, proc.stderr):
-                    if stream is not None:
-                        stream.close()
-            for fd in (info_r, info_w, block_r, block_w):
-                if fd >= 0:
-                    os.close(fd)
-            if cgroup is not None:
-                cgroup.release()
+                survivors = _reap_cgroup(cgroup)
+                result = self._result(run, proc.returncode, time.monotonic() - started)
+                if survivors:
+                    result.outcome = Outcome.SANDBOX_ERROR
+                    result.detail.update(reason="survivors", survivors=survivors)
+                return result
+            finally:
+                invocation.close()
+                # kill before closing the block fd: EOF on it would let a half-set-up sandbox run
+                if proc is not None:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.wait()
+                    for stream in (proc.stdin, proc.stdout, proc.stderr):
+                        if stream is not None:
+                            stream.close()
+                for fd in (info_r, info_w, block_r, block_w):
+                    if fd >= 0:
+                        os.close(fd)
+                if cgroup is not None:
+                    cgroup.release()
 
     def _result(self, run: _Run, returncode: int, duration: float) -> SandboxResult:
         detail = dict(run.detail)

@@ -1,16 +1,25 @@
 """Host-side handling of directories a sandboxed command could have written.
 
-Nothing here follows a symlink or opens anything but a regular file: a workspace written by
-untrusted code may hold links to host files, FIFOs that block a reader forever, devices, or
-more data than the host wants to copy. Links are copied as links (they resolve inside the
-next sandbox, not on the host); special files are dropped and reported."""
+A workspace written by untrusted code may hold links to host files (or to files that only
+exist where the next sandbox mounts them, like ``/tests``), FIFOs that block a reader forever,
+devices, sparse files far larger than their data, trees deeper than any recursion limit, or
+more data than the host wants to copy. Nothing here follows a link out of the workspace or
+opens anything but a regular file. A copy turns links that resolve inside the workspace into
+plain files (a link to a file) or relative links (a link to a directory); every other link and
+every special file is dropped and reported.
+
+The copy walks the tree holding one directory of each side open and climbs back through
+``..``, checking it leads to the directory it came from: descriptors stay constant however
+deep or wide the tree is."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import stat
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,68 +27,494 @@ from pathlib import Path
 from skillgym_core.errors import SandboxError
 
 READ_CHUNK = 1 << 20
+MAX_DEPTH = 4096
+MAX_LINK_HOPS = 40  # the kernel's own limit on links followed in one lookup
+MAX_LINK_STEPS = 1_000_000  # path components walked resolving all links of one copy
+PATH_MAX = 4096
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_PATH_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+FileId = tuple[int, int]
 
 
 class WorkspaceError(SandboxError):
-    """A workspace the host refuses to copy or read (too big, or a path escaping it)."""
+    """A workspace the host refuses to copy or read (too big, too deep, or a path escaping it)."""
 
     reason = "workspace_unsafe"
 
 
 @dataclass
 class CopyReport:
+    """What a copy did: ``files`` entries seen, ``bytes`` of data written (holes are free),
+    ``links`` honoured, and what was ``dropped`` (``{"path", "reason"}``; ``skipped`` lists
+    the same paths)."""
+
     files: int = 0
     bytes: int = 0
     links: int = 0
     skipped: list[str] = field(default_factory=list)
+    dropped: list[dict[str, str]] = field(default_factory=list)
+
+    def drop(self, path: str, reason: str) -> None:
+        self.skipped.append(path)
+        self.dropped.append({"path": path, "reason": reason})
 
 
-def safe_copy_tree(src: Path, dst: Path, *, max_bytes: int, max_files: int) -> CopyReport:
-    """Copy ``src`` into ``dst`` (created) without following links or opening special files."""
-    report = CopyReport()
-    dst.mkdir(parents=True, exist_ok=True)
-    _copy_dir(src, dst, src, report, max_bytes, max_files)
-    return report
+def safe_copy_tree(
+    src: Path,
+    dst: Path,
+    *,
+    max_bytes: int,
+    max_files: int,
+    owner: tuple[int, int] | None = None,
+    inside_prefix: str | None = None,
+    max_depth: int = MAX_DEPTH,
+) -> CopyReport:
+    """Copy ``src`` into ``dst`` (created when missing), never following a link out of ``src``
+    nor opening anything but its directories and regular files.
 
-
-def _copy_dir(src: Path, dst: Path, root: Path, report: CopyReport, max_bytes: int, max_files: int) -> None:
-    with os.scandir(src) as entries:
-        for entry in entries:
-            relative = os.path.relpath(entry.path, root)
-            target = dst / entry.name
-            info = entry.stat(follow_symlinks=False)
-            report.files += 1
-            if report.files > max_files:
-                raise WorkspaceError(f"workspace has more than {max_files} entries", reason="workspace_too_large")
-            if stat.S_ISLNK(info.st_mode):
-                os.symlink(os.readlink(entry.path), target)
-                report.links += 1
-            elif stat.S_ISDIR(info.st_mode):
-                target.mkdir()
-                _copy_dir(Path(entry.path), target, root, report, max_bytes, max_files)
-                os.chmod(target, stat.S_IMODE(info.st_mode) | stat.S_IRWXU)
-            elif stat.S_ISREG(info.st_mode):
-                report.bytes += info.st_size
-                if report.bytes > max_bytes:
-                    raise WorkspaceError(f"workspace holds more than {max_bytes} bytes", reason="workspace_too_large")
-                _copy_regular(entry.path, target, stat.S_IMODE(info.st_mode))
-            else:
-                report.skipped.append(relative)
-
-
-def _copy_regular(src: str, dst: Path, mode: int) -> None:
-    source = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    ``inside_prefix`` is where ``src`` is mounted in the sandbox that wrote it (``/app``):
+    absolute links below it lead inside. ``owner`` (uid, gid) is given everything created.
+    ``max_bytes`` bounds the data written (holes are free), ``max_files`` the entries seen,
+    ``max_depth`` the directory nesting; past one, WorkspaceError (``workspace_too_large``,
+    ``workspace_too_deep``). On any error ``dst`` holds a partial copy for the caller to
+    discard; nothing but WorkspaceError and OSError is raised."""
+    source_root = os.open(src, _DIR_FLAGS)
     try:
-        if not stat.S_ISREG(os.fstat(source).st_mode):
-            raise WorkspaceError(f"{src} changed type while copying")
-        target = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode | stat.S_IRUSR)
+        copy = _TreeCopy(
+            _LinkResolver(source_root, inside_prefix),
+            max_bytes=max_bytes,
+            max_files=max_files,
+            max_depth=max_depth,
+            owner=owner,
+        )
+        copy.run(source_root, dst)
+    finally:
+        os.close(source_root)
+    return copy.report
+
+
+@dataclass
+class _Dir:
+    """A directory on the copy's current path: its name in its parent, the identities of the
+    source and of its copy (to check that ``..`` climbs back to them), and the subdirectories
+    still to copy."""
+
+    name: str
+    source: FileId
+    copy: FileId
+    pending: list[str] = field(default_factory=list)
+
+
+class _Pair:
+    """Open descriptors of the source directory being copied and of its copy."""
+
+    def __init__(self, source: int, copy: int) -> None:
+        self.source, self.copy = source, copy
+
+    def move(self, source: int, copy: int) -> None:
+        self.close()
+        self.source, self.copy = source, copy
+
+    def close(self) -> None:
+        os.close(self.source)
+        os.close(self.copy)
+
+
+class _TreeCopy:
+    def __init__(
+        self, links: _LinkResolver, *, max_bytes: int, max_files: int, max_depth: int, owner: tuple[int, int] | None
+    ) -> None:
+        self.links = links
+        self.max_bytes, self.max_files, self.max_depth = max_bytes, max_files, max_depth
+        self.owner = owner
+        self.report = CopyReport()
+
+    def run(self, source_root: int, dst: Path) -> None:
+        copy_root = self._open_destination(dst, os.fstat(source_root))
         try:
-            while chunk := os.read(source, READ_CHUNK):
-                os.write(target, chunk)
+            source = os.open(".", _DIR_FLAGS, dir_fd=source_root)
+        except BaseException:
+            os.close(copy_root)
+            raise
+        pair = _Pair(source, copy_root)
+        try:
+            stack = [_Dir("", _identity(pair.source), _identity(pair.copy))]
+            self._copy_entries(stack, pair)
+            while stack:
+                if stack[-1].pending:
+                    self._enter(stack, pair, stack[-1].pending.pop())
+                else:
+                    self._leave(stack, pair)
+        finally:
+            pair.close()
+
+    def _open_destination(self, dst: Path, source: os.stat_result) -> int:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        created = True
+        try:
+            os.mkdir(dst, 0o700)
+        except FileExistsError:
+            created = False
+        fd = os.open(dst, _DIR_FLAGS)
+        try:
+            if created:
+                os.fchmod(fd, _permissions(source.st_mode) | stat.S_IRWXU)
+            if self.owner is not None:
+                os.fchown(fd, *self.owner)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _enter(self, stack: list[_Dir], pair: _Pair, name: str) -> None:
+        source = _open_listable(pair.source, name)
+        if source is None:
+            self._drop(stack, name, "unreadable")
+            return
+        try:
+            copy = os.open(name, _DIR_FLAGS, dir_fd=pair.copy)
+        except BaseException:
+            os.close(source)
+            raise
+        stack.append(_Dir(name, _identity(source), _identity(copy)))
+        pair.move(source, copy)
+        self._copy_entries(stack, pair)
+
+    def _leave(self, stack: list[_Dir], pair: _Pair) -> None:
+        stack.pop()
+        if not stack:
+            return
+        source = _open_parent(pair.source, stack[-1].source, _DIR_FLAGS)
+        try:
+            copy = _open_parent(pair.copy, stack[-1].copy, _DIR_FLAGS)
+        except BaseException:
+            os.close(source)
+            raise
+        pair.move(source, copy)
+
+    def _copy_entries(self, stack: list[_Dir], pair: _Pair) -> None:
+        try:
+            entries = os.scandir(pair.source)
+        except OSError:
+            self._drop(stack, "", "unreadable")
+            return
+        with entries:
+            while True:
+                try:
+                    entry = next(entries, None)
+                except OSError:
+                    self._drop(stack, "", "unreadable")
+                    return
+                if entry is None:
+                    return
+                self._copy_entry(stack, pair, entry.name)
+
+    def _copy_entry(self, stack: list[_Dir], pair: _Pair, name: str) -> None:
+        self.report.files += 1
+        if self.report.files > self.max_files:
+            raise WorkspaceError(f"workspace has more than {self.max_files} entries", reason="workspace_too_large")
+        try:
+            info = os.stat(name, dir_fd=pair.source, follow_symlinks=False)
+        except OSError:
+            self._drop(stack, name, "unreadable")
+            return
+        if stat.S_ISDIR(info.st_mode):
+            self._make_dir(stack, pair, name, info.st_mode)
+        elif stat.S_ISREG(info.st_mode):
+            self._copy_regular(stack, pair, name)
+        elif stat.S_ISLNK(info.st_mode):
+            self._copy_link(stack, pair, name)
+        else:
+            self._drop(stack, name, "special_file")
+
+    def _make_dir(self, stack: list[_Dir], pair: _Pair, name: str, mode: int) -> None:
+        if len(stack) > self.max_depth:
+            raise WorkspaceError(
+                f"workspace is more than {self.max_depth} directories deep", reason="workspace_too_deep"
+            )
+        os.mkdir(name, 0o700, dir_fd=pair.copy)
+        os.chmod(name, _permissions(mode) | stat.S_IRWXU, dir_fd=pair.copy)
+        self._own(name, pair.copy)
+        stack[-1].pending.append(name)
+
+    def _copy_regular(self, stack: list[_Dir], pair: _Pair, name: str) -> None:
+        try:
+            source = os.open(name, _FILE_FLAGS, dir_fd=pair.source)
+        except OSError:
+            self._drop(stack, name, "unreadable")
+            return
+        try:
+            if not self._copy_file(source, pair.copy, name):
+                self._drop(stack, name, "special_file")
+        finally:
+            os.close(source)
+
+    def _copy_link(self, stack: list[_Dir], pair: _Pair, name: str) -> None:
+        try:
+            target = os.readlink(name, dir_fd=pair.source)
+        except OSError:
+            self._drop(stack, name, "unreadable")
+            return
+        with self.links.resolve([(d.name, d.source) for d in stack], pair.source, target) as end:
+            if end.reason is not None:
+                self._drop(stack, name, end.reason)
+                return
+            if end.file is not None:
+                if not self._copy_file(end.file, pair.copy, name):
+                    self._drop(stack, name, "special_file")
+                    return
+            else:
+                text = _relative_link([d.name for d in stack[1:]], end.parts)
+                if len(os.fsencode(text)) >= PATH_MAX:
+                    self._drop(stack, name, "link_too_long")
+                    return
+                os.symlink(text, name, dir_fd=pair.copy)
+                self._own(name, pair.copy)
+        self.report.links += 1
+
+    def _copy_file(self, source: int, copy_dir: int, name: str) -> bool:
+        """Copy the file open as ``source`` to ``name`` in ``copy_dir``, data extents only (holes
+        stay holes); False when it is not a regular file."""
+        info = os.fstat(source)
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        if min(info.st_size, info.st_blocks * 512) > self.max_bytes - self.report.bytes:
+            raise self._too_large()
+        target = os.open(name, _CREATE_FLAGS, 0o600, dir_fd=copy_dir)
+        try:
+            if self.owner is not None:
+                os.fchown(target, *self.owner)
+            os.fchmod(target, _permissions(info.st_mode) | stat.S_IRUSR)
+            end = 0
+            for start, stop in _data_extents(source):
+                end = self._copy_range(source, target, start, stop)
+            os.ftruncate(target, max(end, os.fstat(source).st_size))
         finally:
             os.close(target)
-    finally:
-        os.close(source)
+        return True
+
+    def _copy_range(self, source: int, target: int, start: int, stop: int | None) -> int:
+        """Copy ``start``..``stop`` (end of file for None) to the same offsets; returns where it
+        stopped. The budget is checked per chunk: the file may be growing while it is read."""
+        offset = start
+        while stop is None or offset < stop:
+            chunk = os.pread(source, READ_CHUNK if stop is None else min(READ_CHUNK, stop - offset), offset)
+            if not chunk:
+                break
+            if self.report.bytes + len(chunk) > self.max_bytes:
+                raise self._too_large()
+            view = memoryview(chunk)
+            while view:
+                view = view[os.pwrite(target, view, offset + len(chunk) - len(view)) :]
+            self.report.bytes += len(chunk)
+            offset += len(chunk)
+        return offset
+
+    def _too_large(self) -> WorkspaceError:
+        return WorkspaceError(f"workspace holds more than {self.max_bytes} bytes", reason="workspace_too_large")
+
+    def _own(self, name: str, directory: int) -> None:
+        if self.owner is not None:
+            os.chown(name, *self.owner, dir_fd=directory, follow_symlinks=False)
+
+    def _drop(self, stack: list[_Dir], name: str, reason: str) -> None:
+        parts = [d.name for d in stack[1:]] + ([name] if name else [])
+        self.report.drop(os.fsencode("/".join(parts) or ".").decode("utf-8", "backslashreplace"), reason)
+
+
+@dataclass
+class _LinkEnd:
+    """Where a link leads: an open regular ``file``, the directory at ``parts`` below the root,
+    or nowhere a copy may point (``reason``)."""
+
+    reason: str | None = None
+    file: int | None = None
+    parts: tuple[str, ...] = ()
+
+
+class _Cursor:
+    """A source directory held open for lookups only, with the names and identities of the
+    directories from the root down to it."""
+
+    def __init__(self, fd: int, path: list[tuple[str, FileId]]) -> None:
+        self.fd = fd
+        self.path = path
+
+    @property
+    def at_root(self) -> bool:
+        return len(self.path) == 1
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.path[1:])
+
+    def down(self, name: str, info: os.stat_result) -> None:
+        child = os.open(name, _PATH_FLAGS, dir_fd=self.fd)
+        if _identity(child) != (info.st_dev, info.st_ino):
+            os.close(child)
+            raise _changed()
+        self._move(child)
+        self.path.append((name, (info.st_dev, info.st_ino)))
+
+    def up(self) -> None:
+        self._move(_open_parent(self.fd, self.path[-2][1], _PATH_FLAGS))
+        self.path.pop()
+
+    def to_root(self, root: int) -> None:
+        self._move(os.open(".", _PATH_FLAGS, dir_fd=root))
+        del self.path[1:]
+
+    def _move(self, fd: int) -> None:
+        os.close(self.fd)
+        self.fd = fd
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+class _LinkResolver:
+    """Follows links through the source tree the way the kernel would inside the sandbox,
+    except that it never leaves the tree's root: ``..`` above it, or an absolute target not
+    below ``inside_prefix``, leads outside."""
+
+    def __init__(self, root: int, inside_prefix: str | None) -> None:
+        self.root = root
+        self.prefix = None if inside_prefix is None else _parts(inside_prefix)
+        self.steps = 0
+
+    @contextlib.contextmanager
+    def resolve(self, link_dir: list[tuple[str, FileId]], link_dir_fd: int, target: str) -> Iterator[_LinkEnd]:
+        """The end of a link reading ``target`` in the directory at ``link_dir`` (root first)."""
+        cursor = _Cursor(os.open(".", _PATH_FLAGS, dir_fd=link_dir_fd), link_dir)
+        try:
+            end = self._follow(cursor, target)
+        finally:
+            cursor.close()
+        try:
+            yield end
+        finally:
+            if end.file is not None:
+                os.close(end.file)
+
+    def _follow(self, cursor: _Cursor, target: str) -> _LinkEnd:
+        pending: deque[str] = deque()
+        hops = 1
+        try:
+            if not self._expand(cursor, pending, target):
+                return _LinkEnd("link_outside")
+            while pending:
+                self.steps += 1
+                if self.steps > MAX_LINK_STEPS:
+                    return _LinkEnd("link_too_complex")
+                part = pending.popleft()
+                if part == "..":
+                    if cursor.at_root:
+                        return _LinkEnd("link_outside")
+                    cursor.up()
+                    continue
+                info = os.stat(part, dir_fd=cursor.fd, follow_symlinks=False)
+                if stat.S_ISLNK(info.st_mode):
+                    hops += 1
+                    if hops > MAX_LINK_HOPS:
+                        return _LinkEnd("link_loop")
+                    if not self._expand(cursor, pending, os.readlink(part, dir_fd=cursor.fd)):
+                        return _LinkEnd("link_outside")
+                elif stat.S_ISDIR(info.st_mode):
+                    cursor.down(part, info)
+                elif pending:  # a file used as a directory
+                    return _LinkEnd("link_dangling")
+                elif stat.S_ISREG(info.st_mode):
+                    return _LinkEnd(file=os.open(part, _FILE_FLAGS, dir_fd=cursor.fd))
+                else:
+                    return _LinkEnd("special_file")
+        except (FileNotFoundError, NotADirectoryError):
+            return _LinkEnd("link_dangling")
+        except OSError:
+            return _LinkEnd("link_unreadable")
+        return _LinkEnd(parts=cursor.parts)
+
+    def _expand(self, cursor: _Cursor, pending: deque[str], target: str) -> bool:
+        """Queue ``target``'s components to walk next; False when it is absolute and not inside."""
+        parts = _parts(target)
+        if target.startswith("/"):
+            if self.prefix is None or parts[: len(self.prefix)] != self.prefix:
+                return False
+            parts = parts[len(self.prefix) :]
+            cursor.to_root(self.root)
+        pending.extendleft(reversed(parts))
+        return True
+
+
+def _parts(path: str) -> tuple[str, ...]:
+    return tuple(part for part in path.split("/") if part not in ("", "."))
+
+
+def _relative_link(link_dir: list[str], target: tuple[str, ...]) -> str:
+    common = 0
+    while common < min(len(link_dir), len(target)) and link_dir[common] == target[common]:
+        common += 1
+    return "/".join([".."] * (len(link_dir) - common) + list(target[common:])) or "."
+
+
+def _data_extents(fd: int) -> Iterator[tuple[int, int | None]]:
+    """(start, stop) of each run of data, holes skipped; a single run to the end of the file
+    where the filesystem cannot tell data from holes."""
+    offset = 0
+    while True:
+        try:
+            start = os.lseek(fd, offset, os.SEEK_DATA)
+            stop = os.lseek(fd, start, os.SEEK_HOLE)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # no data at or after offset
+                return
+            if offset == 0 and exc.errno in (errno.EINVAL, errno.EOPNOTSUPP):
+                yield 0, None
+                return
+            raise
+        yield start, stop
+        offset = stop
+
+
+def _permissions(mode: int) -> int:
+    # no setuid, setgid or sticky bit: a copy made by root must not hand out root
+    return stat.S_IMODE(mode) & 0o777
+
+
+def _identity(fd: int) -> FileId:
+    info = os.fstat(fd)
+    return info.st_dev, info.st_ino
+
+
+def _changed() -> WorkspaceError:
+    return WorkspaceError("the workspace changed while it was being copied", reason="workspace_changed")
+
+
+def _open_parent(fd: int, expected: FileId, flags: int) -> int:
+    """The directory above ``fd``, checked to be the one the walk came down from."""
+    parent = os.open("..", flags, dir_fd=fd)
+    if _identity(parent) != expected:
+        os.close(parent)
+        raise _changed()
+    return parent
+
+
+def _open_listable(parent: int, name: str) -> int | None:
+    """Directory ``name`` open for listing, or None when it cannot be listed or left again
+    through ``..`` (no search permission)."""
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+    except OSError:
+        return None
+    try:
+        os.close(os.open("..", _PATH_FLAGS, dir_fd=fd))
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 @contextlib.contextmanager

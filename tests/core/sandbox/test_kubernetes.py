@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from skillgym_core.archive import pack_dir
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, Sandbox
-from skillgym_core.sandbox.kubernetes import KubernetesSandbox
+from skillgym_core.sandbox.kubernetes import KubernetesSandbox, unpacked_mb
 from skillgym_core.store.local import LocalStore
 
 from tests.operator.apiserver import ApiServer
@@ -118,3 +118,23 @@ def test_environment_image_is_built_from_the_task_dockerfile(sandbox: Kubernetes
     assert "image" not in body["spec"]
     assert built.store.get_bytes(body["spec"]["build"]["contextKey"]) == pack_dir(env)
     assert sandbox.build_context_key is None
+
+
+def test_storage_makes_room_for_the_unpacked_mounts(sandbox: KubernetesSandbox, tmp_path: Path) -> None:
+    """Every writable path in the pod is an emptyDir capped at ephemeralStorageMb, so the mounts
+    fetched into it must fit beside the room the command gets to write."""
+    workspace = tmp_path / "ws"
+    (workspace / "data").mkdir(parents=True)
+    (workspace / "data" / "blob").write_bytes(b"x" * (3 * 2**20 + 1))
+    (workspace / "link").symlink_to(workspace / "data" / "blob")
+    assert unpacked_mb(workspace) == 4
+    body = sandbox.manifest("sbx-3", ["true"], [], "/app", {}, Limits(file_size_mb=32), None, input_mb=4)
+    assert body["spec"]["limits"]["ephemeralStorageMb"] == 128 + 4
+
+
+def test_reserved_mount_targets_fail_before_anything_is_uploaded(
+    sandbox: KubernetesSandbox, store: LocalStore, tmp_path: Path
+) -> None:
+    result = sandbox.run(["true"], mounts=[Mount(tmp_path, "/proc/self")])
+    assert result.outcome is Outcome.SANDBOX_ERROR and result.detail["reason"] == "bad_mount"
+    assert not list(store.list())

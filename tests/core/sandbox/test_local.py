@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -56,7 +57,7 @@ def test_environment_is_cleared(sandbox: LocalSandbox, workspace: Path, monkeypa
     assert result.ok
     assert "s3cr3t" not in result.stdout
     assert {line.split("=")[0] for line in result.stdout.splitlines()} <= {
-        "PATH", "HOME", "LANG", "TMPDIR", "PWD", "SHLVL", "_",
+        "PATH", "HOME", "LANG", "TMPDIR", "PWD", "SHLVL", "_", "USER", "LOGNAME", "SKILLGYM_RUN_UNTRUSTED",
     }  # fmt: skip
 
 
@@ -224,26 +225,35 @@ def test_cpu_time_limit_kills(sandbox: LocalSandbox, workspace: Path) -> None:
 
 
 def test_concurrent_runs_get_their_own_cgroups(sandbox: LocalSandbox, tmp_path: Path) -> None:
-    if not available_controllers():
-        pytest.skip("needs cgroup v1 controllers")
+    controllers = available_controllers()
+    if "memory" not in controllers:
+        pytest.skip("needs the cgroup v1 memory controller")
     own_before = Path("/proc/thread-self/cgroup").read_text()
-    results: dict[int, str] = {}
+    inside: dict[int, str] = {}
 
     def work(index: int) -> None:
         ws = tmp_path / f"ws{index}"
         ws.mkdir()
-        result = sandbox.run(["bash", "-c", "cat /proc/self/cgroup; sleep 0.2"], mounts=app(ws))
+        result = sandbox.run(["bash", "-c", "cat /proc/self/cgroup; sleep 0.6"], mounts=app(ws))
         assert result.ok
-        results[index] = next(line for line in result.stdout.splitlines() if ":memory:" in line)
+        inside[index] = next(line for line in result.stdout.splitlines() if ":memory:" in line)
         assert "skillgym-run-" not in Path("/proc/thread-self/cgroup").read_text()
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
     for thread in threads:
         thread.start()
+    occupied: set[str] = set()
+    while any(thread.is_alive() for thread in threads):
+        for group in controllers["memory"].glob("skillgym-run-*"):
+            with contextlib.suppress(OSError):
+                if (group / "cgroup.procs").read_text().split():
+                    occupied.add(group.name)
+        time.sleep(0.02)
     for thread in threads:
         thread.join()
-    assert len(set(results.values())) == 4
-    assert all("skillgym-run-" in line for line in results.values())
+    assert len(occupied) == 4  # each run in a cgroup of its own, seen from the host
+    # inside, the cgroup namespace hides the host's cgroup paths
+    assert set(inside.values()) == {"4:memory:/"} or all(line.endswith(":/") for line in inside.values())
     assert Path("/proc/thread-self/cgroup").read_text() == own_before
 
 

@@ -25,6 +25,9 @@ Work only through the tools. Write these files in the draft:
 Requirements: the verifier fails the untouched workspace and passes the reference solution; it
 rejects wrong, empty, partial or forged answers and accepts equivalent correct ones; answers
 never appear in the instruction, the workspace or the skill; the task needs the skill's content.
+The verifier never executes the solver's code or runs git on the solver's repository directly: it uses
+`run_untrusted([...])` and `git(...)` from tests/checks.py, which run them without the right to read
+tests/ or write /logs; it writes both reward files, which must agree.
 The verifier and solution run without network. Check your work with run_command (the draft is
 at /draft, the skill at /skills). If the skill cannot support such a task, call skip with the
 reason. Call finish when done."""

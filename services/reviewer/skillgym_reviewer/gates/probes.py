@@ -5,7 +5,6 @@ re-formattings of the reference answers must pass."""
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any
 from skillgym_core.contracts.task import AGENT_WORKDIR, TaskDir
 from skillgym_core.envbuild import EnvironmentBuildError
 from skillgym_core.sandbox.base import Mount
+from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.sandbox.workspace import safe_copy_tree
 from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner, VerifierOutcome
 
@@ -22,7 +22,7 @@ from skillgym_reviewer.gates.validity import Evidence, checker_crashed, workspac
 from skillgym_reviewer.report import GateResult
 
 MAX_PROBE_FILES = 6
-COPY_LIMITS = {"max_bytes": 256 * 1024 * 1024, "max_files": 20000}
+COPY_MAX_BYTES, COPY_MAX_FILES = 256 * 1024 * 1024, 20000
 Edit = Callable[[Path], None]
 
 
@@ -122,8 +122,8 @@ class Prober:
     def _copy(self, start: str) -> Path:
         source = self.evidence.solved_workspace if start == "solved" else self.evidence.initial_workspace
         target = Path(tempfile.mkdtemp(prefix="probe-", dir=self.workdir))
-        shutil.rmtree(target)
-        safe_copy_tree(source, target, **COPY_LIMITS)
+        target.rmdir()
+        safe_copy_tree(source, target, max_bytes=COPY_MAX_BYTES, max_files=COPY_MAX_FILES)
         return target
 
     def verify(self, probe: Probe) -> VerifierOutcome:
@@ -132,7 +132,7 @@ class Prober:
             probe.edit(workspace)
             return self.runner.verify(self.task, workspace)
         finally:
-            shutil.rmtree(workspace, ignore_errors=True)
+            remove_tree(workspace)
 
     def declared_outputs(self) -> dict[str, bytes]:
         """Answer files the instruction names (auxiliary files the solution left are not judged)."""
@@ -188,7 +188,7 @@ class Prober:
                 return None
             return self.runner.verify(self.task, workspace)
         finally:
-            shutil.rmtree(workspace, ignore_errors=True)
+            remove_tree(workspace)
 
     def run_alternative(self, script: Path) -> tuple[bool, str]:
         workspace = self.runner.fresh_workspace(self.task, self.workdir)
@@ -206,7 +206,7 @@ class Prober:
         if not result.ok:
             return False, f"alternative {rel} did not run ({result.outcome.value}, exit {result.exit_code})"
         outcome = self.runner.verify(self.task, workspace)
-        shutil.rmtree(workspace, ignore_errors=True)
+        remove_tree(workspace)
         return outcome.passed, f"valid alternative {rel} rejected (reward {outcome.reward})"
 
 

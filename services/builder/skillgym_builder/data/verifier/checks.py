@@ -8,10 +8,12 @@ rubric ``r = sum(w_c * q_c)`` (weights from rubric.json, summing to 1) goes to
 import json
 import os
 import re
+import subprocess
 import sys
 import traceback
 
 LOGS = os.environ.get("SKILLGYM_VERIFIER_LOGS", "/logs/verifier")
+RUN_UNTRUSTED = os.environ.get("SKILLGYM_RUN_UNTRUSTED", "/opt/skillgym/bin/run-untrusted")
 TESTS = os.path.dirname(os.path.abspath(__file__))
 APP = os.environ.get("SKILLGYM_APP_DIR", "/app")
 
@@ -43,6 +45,29 @@ def read_json(rel):
 def read_lines(rel):
     with open(app_path(rel), encoding="utf-8") as handle:
         return [line.strip() for line in handle.read().splitlines() if line.strip()]
+
+
+def run_untrusted(argv, timeout=60, writable=("/tmp",), cwd=None):
+    """Run the solver's code (its script, its tests) without the verifier's rights: it cannot read
+    tests/ or write /logs, writes only below ``writable``, and nothing it starts outlives it.
+    Returns the CompletedProcess (text output); exit status 125 means it could not be confined."""
+    command = [sys.executable, RUN_UNTRUSTED, "--timeout", str(timeout)]
+    for directory in writable:
+        command += ["--writable", directory]
+    return subprocess.run(
+        [*command, "--", *argv], cwd=cwd or APP, capture_output=True, text=True, timeout=timeout + 30,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def git(*args, timeout=60):
+    """``git ARGS`` on the solver's repository, confined like :func:`run_untrusted` (its config
+    and hooks are the solver's). Returns stdout; raises on a non-zero exit."""
+    done = run_untrusted(["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", *args],
+                         timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed: {done.stderr.strip()[-300:]}")
+    return done.stdout
 
 
 def norm(text):

@@ -1,0 +1,224 @@
+"""Host-side mounts the local sandbox makes as root: size-capped tmpfs volumes for writable
+workspaces, and bind mounts that make a source reachable by the unprivileged sandbox uid.
+
+A workspace volume is a tmpfs of the task's ``storage_mb`` mounted on the workspace directory
+and owned by the sandbox uid: the kernel refuses writes past the size (``ENOSPC``), inside the
+run, instead of the host finding gigabytes after it. Its pages count against the writing
+run's memory cgroup too, so a run can store at most ``min(storage_mb, memory_mb)``.
+
+bwrap, started under the sandbox uid, resolves every mount source path itself; a source below
+a directory only root may enter (``/root``, a ``0700`` temporary directory) would fail. Such a
+source is bind-mounted for the duration of the run below a staging directory the sandbox uid
+may traverse (:class:`Staging`)."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import errno
+import itertools
+import os
+import stat
+import tempfile
+import threading
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+
+from skillgym_core.errors import SandboxError
+
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC = 0x2, 0x4, 0x1000, 0x4000
+MNT_DETACH = 2
+_counter = itertools.count()
+_lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+    libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    return libc
+
+
+def can_mount() -> bool:
+    return os.geteuid() == 0
+
+
+def _mount(source: str, target: Path, fstype: str | None, flags: int, data: str | None) -> None:
+    status = _libc().mount(
+        source.encode(), str(target).encode(), fstype.encode() if fstype else None, flags,
+        data.encode() if data else None,
+    )  # fmt: skip
+    if status != 0:
+        code = ctypes.get_errno()
+        raise SandboxError(f"mount {source} on {target}: {os.strerror(code)}", reason="host_mount_failed", errno=code)
+
+
+def unmount(target: Path) -> bool:
+    """Detach whatever is mounted on ``target``; False when nothing was (or it was not ours to)."""
+    if _libc().umount2(str(target).encode(), MNT_DETACH) == 0:
+        return True
+    return ctypes.get_errno() not in (errno.EINVAL, errno.ENOENT, errno.EPERM)
+
+
+def mount_volume(directory: Path, *, size_mb: int, owner: tuple[int, int]) -> None:
+    """Mount an empty tmpfs of ``size_mb`` on ``directory``, its root owned by ``owner``."""
+    uid, gid = owner
+    options = f"size={max(1, size_mb)}m,mode=0700,uid={uid},gid={gid},nr_inodes={max(1024, size_mb * 256)}"
+    _mount("skillgym-volume", directory, "tmpfs", MS_NOSUID | MS_NODEV, options)
+
+
+def is_mount_point(directory: Path) -> bool:
+    try:
+        return os.path.ismount(directory)
+    except OSError:
+        return False
+
+
+def reachable_by(path: Path, uid: int, gid: int) -> bool:
+    """Whether ``uid`` may walk from ``/`` to ``path`` (search permission on every ancestor)."""
+    current = Path("/")
+    for part in path.resolve().parts[1:-1] if path.resolve() != Path("/") else ():
+        current = current / part
+        try:
+            info = os.stat(current)
+        except OSError:
+            return False
+        mode = info.st_mode
+        if info.st_uid == uid:
+            allowed = mode & stat.S_IXUSR
+        elif info.st_gid == gid:
+            allowed = mode & stat.S_IXGRP
+        else:
+            allowed = mode & stat.S_IXOTH
+        if not allowed:
+            return False
+    return True
+
+
+def _sweep_stale_staging(parent: Path) -> None:
+    """Detach and remove staging directories of processes that died mid-run."""
+    for stale in parent.glob("skillgym-sandbox-*"):
+        owner = stale.name.rsplit("-", 1)[-1]
+        if not owner.isdigit() or Path(f"/proc/{owner}").exists():
+            continue
+        for run_dir in stale.glob("run-*"):
+            for target in run_dir.iterdir():
+                unmount(target)
+                with contextlib.suppress(OSError):
+                    target.rmdir() if target.is_dir() else target.unlink()
+            with contextlib.suppress(OSError):
+                run_dir.rmdir()
+        with contextlib.suppress(OSError):
+            stale.rmdir()
+
+
+@lru_cache(maxsize=1)
+def _staging_root() -> Path:
+    parent = Path(tempfile.gettempdir())
+    _sweep_stale_staging(parent)
+    root = parent / f"skillgym-sandbox-{os.getpid()}"
+    root.mkdir(mode=0o711, exist_ok=True)
+    os.chmod(root, 0o711)
+    return root
+
+
+_persistent: dict[tuple[str, int, int], Path] = {}
+
+
+def _release_persistent() -> None:
+    for target in _persistent.values():
+        unmount(target)
+        with contextlib.suppress(OSError):
+            target.rmdir() if target.is_dir() else target.unlink()
+    _persistent.clear()
+
+
+def reach_persistently(source: Path, uid: int, gid: int) -> Path:
+    """Like :meth:`Staging.reach` for sources every run mounts (the Python install): staged
+    once per process and released at exit."""
+    if not can_mount() or reachable_by(source, uid, gid):
+        return source
+    key = (str(source), uid, gid)
+    with _lock:
+        staged_path = _persistent.get(key)
+        if staged_path is None:
+            if not _persistent:
+                atexit.register(_release_persistent)
+            staged_path = _staging_root() / f"host-{len(_persistent)}"
+            staged_path.mkdir(mode=0o711) if source.is_dir() else staged_path.touch()
+            _mount(str(source), staged_path, None, MS_BIND | MS_REC, None)
+            _persistent[key] = staged_path
+    return staged_path
+
+
+class Staging:
+    """Bind mounts made for one run; ``reach`` returns a path the sandbox uid can resolve."""
+
+    def __init__(self, uid: int, gid: int) -> None:
+        self.uid, self.gid = uid, gid
+        self._made: list[Path] = []
+        self._run_dir: Path | None = None
+
+    def reach(self, source: Path) -> Path:
+        if not can_mount() or reachable_by(source, self.uid, self.gid):
+            return source
+        if self._run_dir is None:
+            with _lock:
+                self._run_dir = _staging_root() / f"run-{next(_counter)}"
+            self._run_dir.mkdir(mode=0o711)
+        target = self._run_dir / str(len(self._made))
+        if source.is_dir():
+            target.mkdir()
+        else:
+            target.touch()
+        self._made.append(target)
+        _mount(str(source), target, None, MS_BIND | MS_REC, None)
+        return target
+
+    def release(self) -> None:
+        for target in reversed(self._made):
+            unmount(target)
+            with contextlib.suppress(OSError):
+                target.rmdir() if target.is_dir() else target.unlink()
+        if self._run_dir is not None:
+            with contextlib.suppress(OSError):
+                self._run_dir.rmdir()
+        self._made.clear()
+
+
+@contextlib.contextmanager
+def staged(uid: int, gid: int) -> Iterator[Staging]:
+    staging = Staging(uid, gid)
+    try:
+        yield staging
+    finally:
+        staging.release()
+
+
+def hand_over_tree(root: Path, owner: tuple[int, int]) -> None:
+    """Make ``root`` and everything below it (links themselves, never their targets) owned by
+    ``owner``, so the sandbox uid may write where the caller mounted it writable. A tree whose
+    root is already owned is left alone: the sandbox made the rest itself."""
+    uid, gid = owner
+    try:
+        info = os.lstat(root)
+    except OSError:
+        return
+    if (info.st_uid, info.st_gid) == owner or os.geteuid() != 0:
+        return
+    stack = [str(root)]
+    os.lchown(root, uid, gid)
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                os.lchown(entry.path, uid, gid)
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
