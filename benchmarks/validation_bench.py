@@ -1,7 +1,8 @@
 """Trivial-task validations per minute: the validity gate on a task whose solution and verifier
 are one-liners, so the cost measured is SkillGym's own (workspace copies, checksums, sandbox
 start-up, reward parsing), side by side with a naive peer doing the same phases with
-``shutil.copytree`` and the bare ``timeout`` + ``prlimit`` + ``bwrap`` chain.
+``shutil.copytree`` and the bare ``timeout`` + ``prlimit`` + ``bwrap`` chain started by root (no
+user namespace, no seccomp, links copied as links, no storage volumes).
 
 One validation = nop verify + oracle solve + oracle verify (``oracle_runs=1``); the service's
 default gate (``oracle_runs=2``) is measured too.
@@ -16,7 +17,6 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,24 +30,20 @@ for extra in ("shared", "services/validator", "."):
 
 from skillgym_core.contracts.task import TaskDir  # noqa: E402
 from skillgym_core.reward import read_reward  # noqa: E402
-from skillgym_core.sandbox import bwrap, janitor  # noqa: E402
+from skillgym_core.sandbox import janitor  # noqa: E402
 from skillgym_core.sandbox.base import Limits, Mount  # noqa: E402
 from skillgym_core.sandbox.local import LocalSandbox  # noqa: E402
 from skillgym_core.taskrun import TaskRunner  # noqa: E402
 from skillgym_validator.gate import ValidityGate  # noqa: E402
 
+from benchmarks.bare_bwrap import bare_chain  # noqa: E402
 from tests.validator.tasks import make_task  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "validation_bench.json"
 
 
 def _chain(command: list[str], mounts: list[Mount], limits: Limits) -> int:
-    argv = bwrap.build_argv(command, mounts=mounts, workdir="/app", env=None, limits=limits, info_fd=0, block_fd=0)
-    start = argv.index("--info-fd")
-    del argv[start : start + 4]
-    memory = limits.memory_mb << 20
-    full = ["timeout", "-s", "KILL", str(limits.wall_s), "prlimit", f"--as={memory}", "--", *argv]
-    return subprocess.run(full, capture_output=True).returncode
+    return bare_chain(command, mounts, limits).run()
 
 
 def naive_validation(task: TaskDir, scratch: Path) -> bool:

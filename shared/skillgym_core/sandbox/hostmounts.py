@@ -20,7 +20,6 @@ import errno
 import itertools
 import os
 import stat
-import tempfile
 import threading
 from collections.abc import Iterator
 from functools import lru_cache
@@ -117,7 +116,9 @@ def _sweep_stale_staging(parent: Path) -> None:
 
 @lru_cache(maxsize=1)
 def _staging_root() -> Path:
-    parent = Path(tempfile.gettempdir())
+    """``$SKILLGYM_SANDBOX_STAGING`` or ``/tmp``: never the caller's ``TMPDIR``, which may sit
+    below a directory the sandbox uid cannot enter (the very case staging exists for)."""
+    parent = Path(os.environ.get("SKILLGYM_SANDBOX_STAGING") or "/tmp")
     _sweep_stale_staging(parent)
     root = parent / f"skillgym-sandbox-{os.getpid()}"
     root.mkdir(mode=0o711, exist_ok=True)
@@ -198,27 +199,33 @@ def staged(uid: int, gid: int) -> Iterator[Staging]:
         staging.release()
 
 
+HAND_OVER_MAX_ENTRIES = 200_000
+
+
 def hand_over_tree(root: Path, owner: tuple[int, int]) -> None:
     """Make ``root`` and everything below it (links themselves, never their targets) owned by
-    ``owner``, so the sandbox uid may write where the caller mounted it writable. A tree whose
-    root is already owned is left alone: the sandbox made the rest itself."""
+    ``owner``, so the sandbox uid may write where the caller mounted it writable, including
+    files the host added between two runs. Bounded: a tree of more entries than
+    ``HAND_OVER_MAX_ENTRIES`` is handed over only that far."""
+    if os.geteuid() != 0:
+        return
     uid, gid = owner
-    try:
+    stack, seen = [str(root)], 0
+    with contextlib.suppress(OSError):
         info = os.lstat(root)
-    except OSError:
-        return
-    if (info.st_uid, info.st_gid) == owner or os.geteuid() != 0:
-        return
-    stack = [str(root)]
-    os.lchown(root, uid, gid)
-    while stack:
+        if (info.st_uid, info.st_gid) != owner:
+            os.lchown(root, uid, gid)
+    while stack and seen < HAND_OVER_MAX_ENTRIES:
         directory = stack.pop()
         try:
             entries = list(os.scandir(directory))
         except OSError:
             continue
         for entry in entries:
+            seen += 1
             with contextlib.suppress(OSError):
-                os.lchown(entry.path, uid, gid)
-                if entry.is_dir(follow_symlinks=False):
+                info = entry.stat(follow_symlinks=False)
+                if (info.st_uid, info.st_gid) != owner:
+                    os.lchown(entry.path, uid, gid)
+                if stat.S_ISDIR(info.st_mode):
                     stack.append(entry.path)

@@ -24,13 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillgym_core.sandbox.fdtree import DIR_FLAGS, PATH_FLAGS, FileId, file_id
+
 MNT_DETACH = 2
 MOUNTINFO = Path("/proc/self/mountinfo")
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _OCTAL_ESCAPE = re.compile(rb"\\([0-7]{3})")
-
-FileId = tuple[int, int]
 
 _jobs: queue.Queue[Callable[[], object]] | None = None
 _lock = threading.Lock()
@@ -155,7 +154,7 @@ def _remove(path: Path, still_mounted: set[FileId]) -> None:
 def _empty(fd: int, still_mounted: set[FileId]) -> None:
     """Delete everything below the directory open as ``fd`` (closed when done)."""
     try:
-        stack = [_Dir("", _identity(fd), _unlink_files(fd))]
+        stack = [_Dir("", file_id(fd), _unlink_files(fd))]
         while stack:
             top = stack[-1]
             if top.subdirectories:
@@ -164,13 +163,13 @@ def _empty(fd: int, still_mounted: set[FileId]) -> None:
                 if child is not None:
                     os.close(fd)
                     fd = child
-                    stack.append(_Dir(name, _identity(fd), _unlink_files(fd)))
+                    stack.append(_Dir(name, file_id(fd), _unlink_files(fd)))
                 continue
             stack.pop()
             if not stack:
                 return
-            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
-            if _identity(parent) != stack[-1].identity:  # moved while being deleted: stop here
+            parent = os.open("..", DIR_FLAGS, dir_fd=fd)
+            if file_id(parent) != stack[-1].identity:  # moved while being deleted: stop here
                 os.close(parent)
                 return
             os.close(fd)
@@ -186,7 +185,7 @@ def _enter(parent: int, name: str, still_mounted: set[FileId]) -> int | None:
         fd = _open_dir(name, parent)
     except OSError:
         return None
-    if _identity(fd) in still_mounted:
+    if file_id(fd) in still_mounted:
         os.close(fd)
         return None
     return fd
@@ -213,10 +212,10 @@ def _open_dir(name: str, parent: int | None) -> int:
     """Directory ``name`` opened for listing, its owner granted rwx first where it lacks them
     (a directory its owner cannot list, search or write cannot be emptied)."""
     try:
-        fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+        fd = os.open(name, DIR_FLAGS, dir_fd=parent)
     except PermissionError:
         _grant_owner_access(name, parent)
-        fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+        fd = os.open(name, DIR_FLAGS, dir_fd=parent)
     mode = stat.S_IMODE(os.fstat(fd).st_mode)
     if mode & stat.S_IRWXU != stat.S_IRWXU:
         with contextlib.suppress(OSError):
@@ -225,14 +224,9 @@ def _open_dir(name: str, parent: int | None) -> int:
 
 
 def _grant_owner_access(name: str, parent: int | None) -> None:
-    handle = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    handle = os.open(name, PATH_FLAGS, dir_fd=parent)
     try:
         # fchmod refuses O_PATH descriptors; the /proc link reaches the same directory
         os.chmod(f"/proc/self/fd/{handle}", stat.S_IMODE(os.fstat(handle).st_mode) | stat.S_IRWXU)
     finally:
         os.close(handle)
-
-
-def _identity(fd: int) -> FileId:
-    info = os.fstat(fd)
-    return info.st_dev, info.st_ino

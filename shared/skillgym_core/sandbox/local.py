@@ -4,16 +4,16 @@ bwrap is forked straight into the run's cgroups (see :mod:`.cgroups`) and starte
 ``--info-fd``/``--block-fd``: once the namespaces exist it reports the host pid of the
 sandbox's init and waits. We lower that pid's rlimits and set the CPU quota, then release
 it, so the command starts inside every limit with no extra wrapper process. Killing the init (pid 1 of the sandbox's pid
-namespace) makes the kernel kill every process in it, so nothing outlives a run."""
+namespace) makes the kernel kill every process in it, so nothing outlives a run.
+
+The I/O loop of a started sandbox lives in :mod:`.runio`, the helpers that spawn bwrap under
+the sandbox uid and reap its cgroups in :mod:`.spawn`."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import resource
-import selectors
-import shutil
 import signal
 import subprocess
 import time
@@ -29,149 +29,19 @@ from skillgym_core.sandbox.cgroups import RunCgroup, available_controllers
 from skillgym_core.sandbox.hostmounts import hand_over_tree, staged
 from skillgym_core.sandbox.identity import SandboxIdentity, sandbox_identity
 from skillgym_core.sandbox.protections import Protections, probe_protections, require
+from skillgym_core.sandbox.runio import RunIO, read_info
+from skillgym_core.sandbox.spawn import popen_user_args, prlimit_prefix, reap_cgroup
 
-CPU_POLL_S = 0.05
 SIGNAL_EXIT_BASE = 128
 
 
-def _read_info(fd: int, deadline: float) -> dict[str, Any] | None:
-    """The JSON bwrap writes to ``--info-fd`` (None if bwrap exits before writing it)."""
-    data = b""
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while True:
-            if not selector.select(max(0.0, deadline - time.monotonic())):
-                return None
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                return None
-            data += chunk
-            with contextlib.suppress(ValueError):
-                info = json.loads(data)
-                if isinstance(info, dict):
-                    return info
-
-
-class _Run:
-    """The I/O loop of one started sandbox."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], init_pid: int, limits: Limits, cgroup: RunCgroup | None):
-        self.proc, self.init_pid, self.limits, self.cgroup = proc, init_pid, limits, cgroup
-        self.buffers: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
-        self.truncated = False
-        self.stopped_by: Outcome | None = None
-        self.detail: dict[str, Any] = {}
-
-    def kill(self) -> None:
-        for pid in (self.init_pid, self.proc.pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        if self.cgroup is not None:
-            self.cgroup.kill_all()
-
-    def stop(self, outcome: Outcome, **detail: Any) -> None:
-        if self.stopped_by is None:
-            self.stopped_by = outcome
-            self.detail.update(detail)
-            self.kill()
-
-    def _over_cpu(self) -> bool:
-        if self.limits.cpu_s is None or self.cgroup is None:
-            return False
-        used = self.cgroup.cpu_seconds()
-        return used is not None and used > self.limits.cpu_s
-
-    def pump(self, stdin: bytes | None, deadline: float) -> None:
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        selector = selectors.DefaultSelector()
-        streams = {self.proc.stdout.fileno(): "stdout", self.proc.stderr.fileno(): "stderr"}
-        for fd in streams:
-            selector.register(fd, selectors.EVENT_READ)
-        pending = memoryview(stdin or b"")
-        if self.proc.stdin is not None:
-            os.set_blocking(self.proc.stdin.fileno(), False)
-            selector.register(self.proc.stdin.fileno(), selectors.EVENT_WRITE)
-        poll = CPU_POLL_S if self.limits.cpu_s is not None and self.cgroup is not None else None
-        try:
-            while selector.get_map():
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    self.stop(Outcome.TIMEOUT, limit="wall_s", wall_s=self.limits.wall_s)
-                    break
-                for key, _ in selector.select(min(remaining, poll) if poll else remaining):
-                    if key.events & selectors.EVENT_WRITE:
-                        pending = self._feed(selector, key.fd, pending)
-                        continue
-                    self._drain(selector, key.fd, streams[key.fd])
-                if self._over_cpu():
-                    self.stop(Outcome.KILLED, limit="cpu_s", cpu_s=self.limits.cpu_s)
-        finally:
-            selector.close()
-
-    def _feed(self, selector: selectors.BaseSelector, fd: int, pending: memoryview) -> memoryview:
-        assert self.proc.stdin is not None
-        try:
-            written = os.write(fd, pending[:65536])
-        except BrokenPipeError:
-            written = len(pending)
-        pending = pending[written:]
-        if not pending:
-            selector.unregister(fd)
-            self.proc.stdin.close()
-        return pending
-
-    def _drain(self, selector: selectors.BaseSelector, fd: int, stream: str) -> None:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            selector.unregister(fd)
-            return
-        buffer = self.buffers[stream]
-        room = self.limits.output_bytes - len(buffer)
-        buffer += chunk[: max(room, 0)]
-        if len(chunk) > room:
-            self.truncated = True
-            self.stop(Outcome.OUTPUT_LIMIT, limit="output_bytes", output_bytes=self.limits.output_bytes)
-
-
-def _as_user(identity: SandboxIdentity) -> dict[str, Any]:
-    """Popen arguments that start bwrap under the sandbox uid (never as root)."""
-    if not identity.switch:
-        return {}
-    return {"user": identity.host_uid, "group": identity.host_gid, "extra_groups": []}
-
-
-RLIMIT_FLAGS = {
-    resource.RLIMIT_CORE: "--core", resource.RLIMIT_FSIZE: "--fsize",
-    resource.RLIMIT_CPU: "--cpu", resource.RLIMIT_AS: "--as",
-}  # fmt: skip
-
-
-def _with_rlimits(rlimits: list[tuple[int, tuple[int, int]]], identity: SandboxIdentity) -> list[str]:
-    """A ``prlimit`` prefix that lowers the limits before bwrap starts. Needed when bwrap runs
-    under another uid: changing another user's limits takes CAP_SYS_RESOURCE, which a root
-    in a container often lacks; a process may always lower its own."""
-    if not identity.switch:
-        return []
-    executable = shutil.which("prlimit")
-    if executable is None:
-        raise SandboxError("util-linux prlimit is not installed", reason="prlimit_missing")
-    return [executable, *(f"{RLIMIT_FLAGS[which]}={soft}:{hard}" for which, (soft, hard) in rlimits), "--"]
-
-
-def _reap_cgroup(cgroup: RunCgroup | None, timeout_s: float = 2.0) -> int:
-    """Kill whatever is left in the run's cgroups and wait until they are empty, so nothing the
-    run started can still write once the caller reads its files. Returns how many survived."""
-    if cgroup is None:
-        return 0  # the pid namespace died with its init: the kernel killed and reaped the rest
-    deadline = time.monotonic() + timeout_s
-    while True:
-        members = cgroup.members() - {os.getpid()}
-        if not members:
-            return 0
-        if time.monotonic() > deadline:
-            return len(members)
-        cgroup.kill_all()
-        time.sleep(0.002)
+def _stderr_of(proc: subprocess.Popen[bytes]) -> str:
+    assert proc.stderr is not None
+    os.set_blocking(proc.stderr.fileno(), False)
+    try:
+        return (proc.stderr.read() or b"").decode(errors="replace").strip()[-2000:]
+    except OSError:
+        return ""
 
 
 class LocalSandbox:
@@ -312,20 +182,20 @@ class LocalSandbox:
                 with cgroup.spawning() if cgroup is not None else contextlib.nullcontext():
                     rlimits = self._rlimits(limits, cgroup)
                     proc = subprocess.Popen(
-                        [*_with_rlimits(rlimits, identity), *invocation.argv],
+                        [*prlimit_prefix(rlimits, identity), *invocation.argv],
                         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
                         pass_fds=(info_w, block_r, *invocation.fds),
                         start_new_session=True,
                         env={},
-                        **_as_user(identity),
+                        **popen_user_args(identity),
                     )
                 invocation.close()
                 os.close(info_w)
                 os.close(block_r)
                 info_w = block_r = -1
-                info = _read_info(info_r, deadline)
+                info = read_info(info_r, deadline)
                 if info is None or "child-pid" not in info:
                     proc.kill()
                     _, err = proc.communicate()
@@ -338,15 +208,21 @@ class LocalSandbox:
                 if not identity.switch:
                     for which, value in rlimits:
                         resource.prlimit(init_pid, which, value)
-                os.write(block_w, b"1")
-                run = _Run(proc, init_pid, limits, cgroup)
+                try:
+                    os.write(block_w, b"1")
+                except BrokenPipeError:
+                    proc.wait()
+                    raise SandboxError(
+                        f"bwrap exited during set-up: {_stderr_of(proc)}", reason="bwrap_failed"
+                    ) from None
+                run = RunIO(proc, init_pid, limits, cgroup)
                 run.pump(stdin, deadline)
                 try:
                     proc.wait(max(0.01, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     run.stop(Outcome.TIMEOUT, limit="wall_s", wall_s=limits.wall_s)
                     proc.wait()
-                survivors = _reap_cgroup(cgroup)
+                survivors = reap_cgroup(cgroup)
                 result = self._result(run, proc.returncode, time.monotonic() - started)
                 if survivors:
                     result.outcome = Outcome.SANDBOX_ERROR
@@ -368,7 +244,7 @@ class LocalSandbox:
                 if cgroup is not None:
                     cgroup.release()
 
-    def _result(self, run: _Run, returncode: int, duration: float) -> SandboxResult:
+    def _result(self, run: RunIO, returncode: int, duration: float) -> SandboxResult:
         detail = dict(run.detail)
         outcome = run.stopped_by
         if run.cgroup is not None:

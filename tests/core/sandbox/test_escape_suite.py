@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -312,7 +313,9 @@ def test_hostile_reward_files_are_typed_failures(
 # -- 6. waste and crashes -----------------------------------------------------------------------
 
 
-def test_deep_trees_are_handed_over_and_cleaned_up(runner: TaskRunner, tmp_path: Path) -> None:
+def test_deep_trees_are_handed_over_and_cleaned_up(
+    runner: TaskRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     task = _task(tmp_path)
     command = (
         _python(
@@ -328,11 +331,13 @@ open('leaf', 'w').write('x')
     )
     workspace, result = _agent(runner, task, tmp_path, command)
     assert result.ok, result
-    before = set(Path("/tmp").glob("verify-*"))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # the verifier's scratch lands here
     verdict = runner.verify(task, workspace)
     assert verdict.passed, verdict.to_dict()
     wait_idle()
-    assert set(Path("/tmp").glob("verify-*")) <= before
+    assert list(scratch.iterdir()) == []
     assert remove_tree(workspace)
 
 

@@ -283,3 +283,16 @@ def test_file_size_limit(sandbox: LocalSandbox, workspace: Path) -> None:
     )
     assert result.outcome is Outcome.KILLED and result.detail["signal"] == "SIGXFSZ"
     assert (workspace / "big.bin").stat().st_size <= 1024 * 1024
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="ownership hand-over needs root")
+def test_files_the_host_adds_between_runs_stay_writable(sandbox: LocalSandbox, workspace: Path) -> None:
+    assert sandbox.run(["bash", "-c", "echo one > first.txt"], mounts=app(workspace)).ok
+    (workspace / "added" / "deeper").mkdir(parents=True)
+    (workspace / "added" / "deeper" / "note.txt").write_text("from the host\n")
+    result = sandbox.run(
+        ["bash", "-c", "echo more >> added/deeper/note.txt && touch added/new.txt && rm first.txt"], mounts=app(workspace)
+    )
+    assert result.ok, result
+    assert (workspace / "added" / "deeper" / "note.txt").read_text() == "from the host\nmore\n"
+    assert (workspace / "added" / "new.txt").exists() and not (workspace / "first.txt").exists()

@@ -9,8 +9,10 @@ case, never crash, and leave no scratch directory or mount behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -147,11 +149,7 @@ def _noise(ws: Path, rng: random.Random) -> None:
             _write(ws / "check.sh", "\n".join(rng.sample(AGENT_SCRIPTS, rng.randint(1, 3))).encode())
 
 
-def _scratch_state() -> tuple[set[Path], int]:
-    return set(Path("/tmp").glob("verify-*")), len(mount_points_below(Path("/tmp")))
-
-
-def test_no_hostile_workspace_earns_an_unwritten_reward(tmp_path: Path) -> None:
+def test_no_hostile_workspace_earns_an_unwritten_reward(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     task = make_task(tmp_path / "task", test_sh=VERIFIER, extra_tests={"expected.txt": ANSWER + "\n"}, protected=())
     config = task.config()
     config.environment.storage_mb = 128
@@ -160,7 +158,9 @@ def test_no_hostile_workspace_earns_an_unwritten_reward(tmp_path: Path) -> None:
     rng = random.Random(20261201)
     parent = tmp_path / "workspaces"
     parent.mkdir()
-    scratch_before, mounts_before = _scratch_state()
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # the verifier's scratch lands here
     mismatches, failures = [], {}
     for case in range(CASES):
         workspace = runner.fresh_workspace(task, parent)
@@ -172,8 +172,7 @@ def test_no_hostile_workspace_earns_an_unwritten_reward(tmp_path: Path) -> None:
             mismatches.append((case, truly_right, verdict.to_dict()))
         assert remove_tree(workspace)
     wait_idle()
-    assert mismatches == [], mismatches[:3]
-    scratch_after, mounts_after = _scratch_state()
-    assert scratch_after <= scratch_before
-    assert mounts_after <= mounts_before
+    assert mismatches == [], json.dumps(mismatches[:2], default=str)[:3000]
+    assert list(scratch.iterdir()) == []  # every verifier scratch removed
+    assert mount_points_below(tmp_path) == []  # every volume detached
     assert failures.get(None, 0) > CASES // 20  # the oracle's right answers did pass
