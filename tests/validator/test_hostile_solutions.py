@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
-from skillgym.cli import main
 
+from skillgym.cli import main
 from tests.validator.tasks import make_task
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="checks the root-started sandbox")

@@ -16,6 +16,8 @@ FailureType = Literal[
     "too_strict",
 ]
 
+MUTATION_GATE = "mutation"
+MUTATION_SUMMARY = ("score", "tried", "killed", "survivors", "equivalent", "items", "unkilled_items", "by_kind", "seconds")
 FAILURE_TYPES: tuple[str, ...] = FailureType.__args__  # type: ignore[attr-defined]
 
 
@@ -26,6 +28,7 @@ class GateResult(BaseModel):
     failure_type: FailureType | None = None
     reasons: list[str] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)
+    seconds: float | None = None
 
     @classmethod
     def ok(cls, gate: str, **details: Any) -> GateResult:
@@ -52,14 +55,25 @@ class ReviewReport(BaseModel):
     feedback_round: int = 0
     feedback_sent: bool = False
     dropped: bool = False
+    mutation: dict[str, Any] | None = None  # the mutation gate's score, per-item kills and survivors
+    seconds: float | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.approved
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
 
     @classmethod
     def from_gates(cls, gates: list[GateResult], **fields: Any) -> ReviewReport:
         failed = [gate for gate in gates if not gate.passed]
+        mutation = next((gate for gate in gates if gate.gate == MUTATION_GATE), None)
         return cls(
             approved=not failed,
             failure_type=failed[0].failure_type if failed else None,
             reasons=[f"{gate.gate}: {reason}" for gate in failed for reason in gate.reasons],
             gates=gates,
+            mutation={k: v for k, v in mutation.details.items() if k in MUTATION_SUMMARY} if mutation else None,
             **fields,
         )

@@ -1,32 +1,23 @@
 """The reviewer service: env-built → env-reviewed (+ env-feedback within the per-task budget).
 
-Gates run in order (conformance, validity by execution, then the quality gates on the solved
-workspace); the first failing gate types the rejection, and every verdict is kept in the report."""
+Each task is reviewed by :class:`~skillgym_reviewer.review.TaskReviewer` (conformance, validity
+by execution, then the quality gates on the solved workspace); a rejection within the budget
+goes back to the builder as feedback carrying the failing gates' reasons."""
 
 from __future__ import annotations
 
 import logging
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 
-from skillgym_core import keys, metrics
+from skillgym_core import keys
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts import topics
 from skillgym_core.contracts.events import EnvBuilt, Envelope, EnvFeedback, EnvReviewed, Payload
-from skillgym_core.contracts.task import TaskConfig, TaskDir
-from skillgym_core.envbuild import environment_provider
-from skillgym_core.llm import LLMClient, LLMSettings
-from skillgym_core.sandbox.janitor import remove_tree
+from skillgym_core.contracts.task import TaskDir
 from skillgym_core.store.base import put_json
-from skillgym_core.taskrun import TaskRunner
 
-from skillgym_reviewer.gates.conformance import conformance_gate
-from skillgym_reviewer.gates.environment import environment_gate
-from skillgym_reviewer.gates.llm_review import LLMReviewGate
-from skillgym_reviewer.gates.quality import ExtraGate, QualityGates
-from skillgym_reviewer.gates.validity import run_validity
 from skillgym_reviewer.report import GateResult, ReviewReport
+from skillgym_reviewer.review import TaskReviewer
 from skillgym_reviewer.settings import ReviewerSettings
 
 log = logging.getLogger(__name__)
@@ -43,21 +34,10 @@ class ReviewerService:
     def __init__(self, ctx: ServiceContext, settings: ReviewerSettings | None = None) -> None:
         self.ctx = ctx
         self.settings = settings or ReviewerSettings()
-        self.environment = environment_provider(self.settings, ctx.sandbox.name)
-        self.runner = TaskRunner(ctx.sandbox, environment=self.environment)
-        extra: list[ExtraGate] = []
-        if self.settings.reviewer_llm_base_url:
-            client = LLMClient(
-                LLMSettings(
-                    base_url=self.settings.reviewer_llm_base_url,
-                    model=self.settings.reviewer_llm_model,
-                    api_key=self.settings.reviewer_llm_api_key,
-                    timeout_s=self.settings.reviewer_llm_timeout_s,
-                ),
-                role="reviewer",
-            )
-            extra.append(LLMReviewGate(client))
-        self.quality = QualityGates(self.runner, self.settings, extra)
+        self.reviewer = TaskReviewer(ctx.sandbox, self.settings, ctx.scratch)
+        self.environment = self.reviewer.environment
+        self.runner = self.reviewer.runner
+        self.quality = self.reviewer.quality
 
     def handle(self, event: Envelope) -> Sequence[Payload]:
         payload = event.payload
@@ -68,35 +48,7 @@ class ReviewerService:
         return self._emit(payload, report)
 
     def review(self, task: TaskDir, event: EnvBuilt) -> ReviewReport:
-        gates = [conformance_gate(task)]
-        config: TaskConfig | None = None
-        if gates[0].passed:
-            config = task.config()
-            gates.append(environment_gate(task, self.environment))
-        if all(gate.passed for gate in gates):
-            workdir = Path(tempfile.mkdtemp(prefix="review-", dir=self.ctx.scratch))
-            try:
-                validity, evidence = run_validity(task, self.runner, workdir)
-                gates.append(validity)
-                if validity.passed and evidence is not None and self.settings.run_probes:
-                    gates.extend(self.quality.run(task, evidence, workdir))
-            finally:
-                remove_tree(workdir)
-        for gate in gates:
-            metrics.GATE_OUTCOMES.labels(
-                gate.gate, "passed" if gate.passed else "failed", gate.failure_type or "ok"
-            ).inc()
-        feedback_round = int(getattr(config.metadata, "feedback_round", 0) or 0) if config else 0
-        return ReviewReport.from_gates(
-            gates,
-            task_id=event.task_id,
-            skill_id=event.skill_id,
-            revision=event.revision,
-            parent_task_id=event.parent_task_id,
-            builder=event.builder,
-            template=event.template,
-            feedback_round=feedback_round,
-        )
+        return self.reviewer.review(task, event)
 
     def _emit(self, event: EnvBuilt, report: ReviewReport) -> list[Payload]:
         outputs: list[Payload] = []

@@ -18,7 +18,8 @@ from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.sandbox.workspace import safe_copy_tree
 from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner, VerifierOutcome
 
-from skillgym_reviewer.gates.validity import Evidence, checker_crashed, workspace_files
+from skillgym_reviewer.gates.pool import default_workers, parallel_map
+from skillgym_reviewer.gates.validity import Evidence, changed_files, checker_crashed, workspace_files
 from skillgym_reviewer.report import GateResult
 
 MAX_PROBE_FILES = 6
@@ -33,7 +34,9 @@ class Probe:
     start: str = "solved"  # or "initial"
 
 
-def _set(rel: str, data: bytes | None) -> Edit:
+def set_file(rel: str, data: bytes | None) -> Edit:
+    """Write ``data`` to ``rel`` (None: delete it)."""
+
     def edit(ws: Path) -> None:
         target = ws / rel
         if data is None:
@@ -112,12 +115,16 @@ def reformattings(rel: str, data: bytes) -> list[tuple[str, bytes]]:
 
 
 class Prober:
-    def __init__(self, task: TaskDir, runner: TaskRunner, evidence: Evidence, workdir: Path) -> None:
+    def __init__(
+        self, task: TaskDir, runner: TaskRunner, evidence: Evidence, workdir: Path, workers: int | None = None
+    ) -> None:
         self.task = task
+        self.workers = workers or default_workers()
         self.runner = runner
         self.evidence = evidence
         self.workdir = workdir
         self.instruction = task.instruction()
+        self.alternative_outputs: dict[str, dict[str, bytes]] = {}  # accepted alternative -> what it produced
 
     def _copy(self, start: str) -> Path:
         source = self.evidence.solved_workspace if start == "solved" else self.evidence.initial_workspace
@@ -125,6 +132,9 @@ class Prober:
         target.rmdir()
         safe_copy_tree(source, target, max_bytes=COPY_MAX_BYTES, max_files=COPY_MAX_FILES)
         return target
+
+    def discard(self, workspace: Path) -> None:
+        remove_tree(workspace)
 
     def verify(self, probe: Probe) -> VerifierOutcome:
         workspace = self._copy(probe.start)
@@ -142,14 +152,14 @@ class Prober:
 
     def lax_probes(self) -> list[Probe]:
         outputs = self.declared_outputs()
-        probes = [Probe(f"empty:{rel}", _set(rel, b"")) for rel in outputs]
+        probes = [Probe(f"empty:{rel}", set_file(rel, b"")) for rel in outputs]
         if len(outputs) > 1:
-            probes += [Probe(f"missing:{rel}", _set(rel, None)) for rel in outputs]
+            probes += [Probe(f"missing:{rel}", set_file(rel, None)) for rel in outputs]
         for rel, data in outputs.items():
-            probes += [Probe(f"{name}:{rel}", _set(rel, wrong)) for name, wrong in mutations(rel, data)]
+            probes += [Probe(f"{name}:{rel}", set_file(rel, wrong)) for name, wrong in mutations(rel, data)]
         probes += [
-            Probe("forged-reward:reward.txt", _set("reward.txt", b"1\n"), start="initial"),
-            Probe("forged-reward:reward.json", _set("reward.json", b'{"reward": 1.0}'), start="initial"),
+            Probe("forged-reward:reward.txt", set_file("reward.txt", b"1\n"), start="initial"),
+            Probe("forged-reward:reward.json", set_file("reward.json", b'{"reward": 1.0}'), start="initial"),
         ]
         return probes
 
@@ -160,7 +170,7 @@ class Prober:
     def strict_probes(self) -> list[Probe]:
         probes = []
         for rel, data in self.declared_outputs().items():
-            probes += [Probe(f"{name}:{rel}", _set(rel, same)) for name, same in reformattings(rel, data)]
+            probes += [Probe(f"{name}:{rel}", set_file(rel, same)) for name, same in reformattings(rel, data)]
         return probes
 
     def tampered_inputs(self) -> dict[str, bytes]:
@@ -191,23 +201,27 @@ class Prober:
             remove_tree(workspace)
 
     def run_alternative(self, script: Path) -> tuple[bool, str]:
-        workspace = self.runner.fresh_workspace(self.task, self.workdir)
-        mounts = [Mount(workspace, AGENT_WORKDIR, writable=True), Mount(self.task.solution, "/solution")]
-        if self.task.skills.is_dir():
-            mounts.append(Mount(self.task.skills, SKILLS_MOUNT))
         rel = script.relative_to(self.task.solution).as_posix()
         try:  # the task's environment, as for the reference solution (built by the environment gate)
             extra_mounts, env = self.runner.environment_extras(self.task)
         except EnvironmentBuildError as exc:
             return False, f"alternative {rel} did not run: environment build failed ({exc.reason})"
-        result = self.runner.sandbox.run(
-            ["bash", f"/solution/{rel}"], mounts=[*mounts, *extra_mounts], workdir=AGENT_WORKDIR, env=env
-        )
-        if not result.ok:
-            return False, f"alternative {rel} did not run ({result.outcome.value}, exit {result.exit_code})"
-        outcome = self.runner.verify(self.task, workspace)
-        remove_tree(workspace)
-        return outcome.passed, f"valid alternative {rel} rejected (reward {outcome.reward})"
+        workspace = self.runner.fresh_workspace(self.task, self.workdir)
+        mounts = [Mount(workspace, AGENT_WORKDIR, writable=True), Mount(self.task.solution, "/solution")]
+        if self.task.skills.is_dir():
+            mounts.append(Mount(self.task.skills, SKILLS_MOUNT))
+        try:
+            result = self.runner.sandbox.run(
+                ["bash", f"/solution/{rel}"], mounts=[*mounts, *extra_mounts], workdir=AGENT_WORKDIR, env=env
+            )
+            if not result.ok:
+                return False, f"alternative {rel} did not run ({result.outcome.value}, exit {result.exit_code})"
+            outcome = self.runner.verify(self.task, workspace)
+            if outcome.passed:
+                self.alternative_outputs[rel] = changed_files(self.evidence.initial_workspace, workspace)
+            return outcome.passed, f"valid alternative {rel} rejected (reward {outcome.reward})"
+        finally:
+            remove_tree(workspace)
 
 
 def _append(rel: str) -> Edit:
@@ -221,16 +235,16 @@ def _append(rel: str) -> Edit:
 def lax_gate(prober: Prober) -> GateResult:
     passed_wrong, crashes = [], []
     probes = prober.lax_probes() + prober.tamper_probes()
-    for probe in probes:
-        outcome = prober.verify(probe)
+    tampered = prober.tampered_inputs()
+    outcomes = parallel_map(prober.verify, probes, prober.workers)
+    resolved = parallel_map(lambda item: prober.resolve_on_tampered(*item), list(tampered.items()), prober.workers)
+    for probe, outcome in zip(probes, outcomes, strict=True):
         if outcome.passed:
             passed_wrong.append(probe.name)
         elif crash := checker_crashed(outcome):
             crashes.append(f"{probe.name}: {crash}")
-    tampered = prober.tampered_inputs()
-    for rel, data in tampered.items():
-        resolved = prober.resolve_on_tampered(rel, data)
-        if resolved is not None and resolved.passed:
+    for rel, rerun in zip(tampered, resolved, strict=True):
+        if rerun is not None and rerun.passed:
             passed_wrong.append(f"tampered-input-resolved:{rel} (the verifier trusts the agent's copy of {rel})")
     if crashes:
         return GateResult.fail("too_lax_probes", "checker_error", [f"verifier crashed on a wrong answer: {c}" for c in crashes])
@@ -245,16 +259,12 @@ def lax_gate(prober: Prober) -> GateResult:
 
 
 def strict_gate(prober: Prober) -> GateResult:
-    rejected = []
     probes = prober.strict_probes()
-    for probe in probes:
-        if not prober.verify(probe).passed:
-            rejected.append(f"verifier rejects an equivalent answer: {probe.name}")
     alternatives = sorted((prober.task.solution / "alternatives").glob("*.sh")) if prober.task.solution.is_dir() else []
-    for script in alternatives:
-        ok, reason = prober.run_alternative(script)
-        if not ok:
-            rejected.append(reason)
+    outcomes = parallel_map(prober.verify, probes, prober.workers)
+    rejected = [f"verifier rejects an equivalent answer: {probe.name}"
+                for probe, outcome in zip(probes, outcomes, strict=True) if not outcome.passed]
+    rejected += [reason for ok, reason in parallel_map(prober.run_alternative, alternatives, prober.workers) if not ok]
     if rejected:
         return GateResult.fail("too_strict_probes", "too_strict", rejected)
     return GateResult.ok("too_strict_probes", probes=[p.name for p in probes], alternatives=[s.name for s in alternatives])

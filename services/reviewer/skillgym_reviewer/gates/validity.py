@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,12 +29,7 @@ class Evidence:
 
     def outputs(self) -> dict[str, bytes]:
         """Files the reference solution created or changed (relative path -> content)."""
-        before = file_digests(self.initial_workspace)
-        return {
-            rel: data
-            for rel, data in workspace_files(self.solved_workspace).items()
-            if before.get(rel) != hashlib.sha256(data).hexdigest()
-        }
+        return changed_files(self.initial_workspace, self.solved_workspace)
 
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -49,6 +45,12 @@ def workspace_files(root: Path) -> dict[str, bytes]:
             if data is not None:
                 files[path.relative_to(root).as_posix()] = data
     return dict(sorted(files.items()))
+
+
+def changed_files(before: Path, after: Path) -> dict[str, bytes]:
+    """Files of ``after`` that ``before`` lacks or holds with other content."""
+    digests = file_digests(before)
+    return {rel: data for rel, data in workspace_files(after).items() if digests.get(rel) != hashlib.sha256(data).hexdigest()}
 
 
 def file_digests(root: Path) -> dict[str, str]:
@@ -75,7 +77,12 @@ def checker_crashed(outcome: VerifierOutcome) -> str | None:
 
 def run_validity(task: TaskDir, runner: TaskRunner, workdir: Path) -> tuple[GateResult, Evidence | None]:
     initial_ws = runner.fresh_workspace(task, workdir)
-    initial = runner.verify(task, initial_ws)
+    solved_ws = runner.fresh_workspace(task, workdir)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="validity") as pool:
+        # the untouched workspace is judged while the reference solution runs
+        judged_initial = pool.submit(runner.verify, task, initial_ws)
+        run = runner.run_solution(task, solved_ws)
+        initial = judged_initial.result()
     crash = checker_crashed(initial)
     if crash:
         return GateResult.fail("validity", "checker_error", [f"on the initial workspace: {crash}"],
@@ -85,8 +92,6 @@ def run_validity(task: TaskDir, runner: TaskRunner, workdir: Path) -> tuple[Gate
             "validity", "too_lax",
             [f"verifier passes the untouched workspace (reward {initial.reward})"], initial=initial.to_dict()
         ), None
-    solved_ws = runner.fresh_workspace(task, workdir)
-    run = runner.run_solution(task, solved_ws)
     if not run.ok:
         return GateResult.fail(
             "validity", "environment_error",

@@ -1,0 +1,152 @@
+"""The mutation gates. ``mutation``: the verifier must reject wrong-but-plausible results made
+from the reference solution (mutated outputs, skipped steps, stale outputs on changed inputs,
+model-written wrong solutions); below the thresholds the task is ``too_lax``, naming the
+surviving mutants and the rubric items that never failed. ``equivalence_probes``: the verifier
+must accept the reference outputs rewritten under every equivalence that applies (``too_strict``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from skillgym_core.contracts.task import TaskDir
+from skillgym_core.taskrun import TaskRunner
+
+from skillgym_reviewer.gates.mutation.equivalence import EquivalenceError, Equivalences
+from skillgym_reviewer.gates.mutation.generate import output_mutants
+from skillgym_reviewer.gates.mutation.llm import WrongSolutionWriter, wrong_solution_trial
+from skillgym_reviewer.gates.mutation.model import TrialResult
+from skillgym_reviewer.gates.mutation.runs import ScriptRunner, solution_steps
+from skillgym_reviewer.gates.mutation.score import MutationScore, rubric_items
+from skillgym_reviewer.gates.mutation.trials import (
+    Trial,
+    TrialContext,
+    excuse_open_answers,
+    output_trial,
+    perturbation,
+    run_trials,
+    skipped_step_trial,
+    stale_outputs_trial,
+)
+from skillgym_reviewer.gates.mutation.variation import OpenAnswers
+from skillgym_reviewer.gates.probes import Probe, Prober, set_file
+from skillgym_reviewer.gates.validity import Evidence, workspace_files
+from skillgym_reviewer.metrics import MUTATION_SCORE
+from skillgym_reviewer.report import GateResult
+from skillgym_reviewer.settings import ReviewerSettings
+
+GATE = "mutation"
+EQUIVALENCE_GATE = "equivalence_probes"
+MAX_INPUT_BYTES = 1024 * 1024
+Alternatives = Callable[[], Sequence[Mapping[str, bytes]]]
+
+
+def judged_outputs(prober: Prober) -> dict[str, bytes]:
+    """The solution's outputs the instruction names (all of them if it names none): scratch
+    files the solution leaves behind are not the verifier's business."""
+    outputs = prober.evidence.outputs()
+    named = {rel: data for rel, data in outputs.items() if rel in prober.instruction or Path(rel).name in prober.instruction}
+    return named or outputs
+
+
+def rewrite_trial(prober: Prober, name: str, rel: str, data: bytes) -> Trial:
+    def trial() -> TrialResult:
+        outcome = prober.verify(Probe(name, set_file(rel, data)))
+        return TrialResult(name, "equivalent_rewrite", "survived" if outcome.passed else "killed", outcome.reward)
+
+    return Trial(name, "equivalent_rewrite", trial)
+
+
+class MutationGates:
+    def __init__(self, runner: TaskRunner, settings: ReviewerSettings, writer: WrongSolutionWriter | None = None) -> None:
+        self.runner = runner
+        self.settings = settings
+        self.writer = writer
+
+    def run(
+        self, task: TaskDir, evidence: Evidence, prober: Prober, alternatives: Alternatives | None = None
+    ) -> list[GateResult]:
+        """Both gates' verdicts. ``alternatives`` gives the outputs of the accepted alternative
+        solutions once they are known (it may wait for them): survivors where they differ from
+        the reference are not held against the verifier."""
+        started = time.monotonic()
+        config = self.runner.config(task)
+        try:
+            equivalences = Equivalences.load(task, config.metadata.review)
+        except EquivalenceError as exc:
+            return [GateResult.fail(GATE, "checker_error", [str(exc)], error=exc.to_dict())]
+        reference = judged_outputs(prober)
+        timeout = min(config.agent.timeout_sec, max(30.0, 5 * evidence.solution_run.duration_s))
+        ctx = TrialContext(task, self.runner, prober, rubric_items(evidence.solved), reference,
+                           ScriptRunner(self.runner, task, prober.workdir, timeout))
+        declared: list[TrialResult] = []
+        trials: list[Trial] = []
+        mutants = output_mutants(reference, self.settings.mutation_seed, self.settings.mutation_max_mutants)
+        for mutant in mutants:
+            if covered := equivalences.covering(mutant):
+                declared.append(TrialResult(mutant.name, "output", "equivalent", note=f"declared equivalent ({covered})"))
+            else:
+                trials.append(output_trial(ctx, mutant))
+        trials += self._solution_run_trials(task, evidence, ctx)
+        notes: list[str] = []
+        if self.writer is not None and self.settings.mutation_llm_solutions:
+            solutions, note = self.writer.write(task, workspace_files(evidence.initial_workspace),
+                                                workspace_files(task.solution), reference)
+            trials += [wrong_solution_trial(ctx, i, solution) for i, solution in enumerate(solutions)]
+            notes += [note] if note else []
+        rewrites = [rewrite_trial(prober, name, rel, data)
+                    for rel, ref in reference.items() for name, data in equivalences.rewrites(rel, ref)]
+        done = run_trials([*trials, *rewrites], prober.workers)
+        results, rewritten = declared + done[: len(trials)], done[len(trials) :]
+        open_answers = OpenAnswers.between(reference, alternatives() if alternatives else [])
+        excuse_open_answers(results, {m.name: m for m in mutants}, open_answers)
+        seconds = round(time.monotonic() - started, 3)
+        return [self._mutation_gate(config.metadata.template, ctx, open_answers, results, notes, seconds),
+                self._equivalence_gate(equivalences, rewritten)]
+
+    def _solution_run_trials(self, task: TaskDir, evidence: Evidence, ctx: TrialContext) -> list[Trial]:
+        """The wrong trajectories that rerun the solution: each step skipped in turn, and stale
+        outputs next to changed inputs (protected inputs are left alone: the verifier already
+        refuses any change to them)."""
+        script_path = task.solution / "solve.sh"
+        script = script_path.read_text(encoding="utf-8", errors="replace") if script_path.is_file() else ""
+        trials: list[Trial] = []
+        steps = solution_steps(script) if self.settings.mutation_skip_steps else None
+        if steps and len(steps) > 1:
+            trials += [skipped_step_trial(ctx, script, step) for step in steps]
+        protected = {item.path for item in self.runner.config(task).metadata.protected_inputs}
+        inputs = {rel: data for rel, data in workspace_files(evidence.initial_workspace).items()
+                  if rel not in ctx.reference and rel not in protected and len(data) <= MAX_INPUT_BYTES}
+        named = sorted(inputs, key=lambda rel: (rel not in ctx.prober.instruction, rel))
+        changed = [m for rel in named if (m := perturbation(rel, inputs[rel], self.settings.mutation_seed))]
+        trials += [stale_outputs_trial(ctx, script, m) for m in changed[: self.settings.mutation_stale_inputs]]
+        return trials
+
+    def _mutation_gate(self, template: str, ctx: TrialContext, open_answers: OpenAnswers, results: list[TrialResult],
+                       notes: list[str], seconds: float) -> GateResult:
+        score = MutationScore(ctx.items, results)
+        if score.score is not None:
+            MUTATION_SCORE.labels(template or "unknown").observe(score.score)
+        details = {
+            **score.summary(), "seconds": seconds, "notes": notes,
+            "thresholds": {"min_score": self.settings.mutation_min_score, "every_item": self.settings.mutation_every_item},
+            "open_answers": open_answers.to_dict(), "trials": [r.to_dict() for r in results],
+        }  # fmt: skip
+        crashes = [f"verifier crashed on a wrong result: {r.name}: {r.note}" for r in results if r.verdict == "crashed"]
+        if crashes:
+            return GateResult.fail(GATE, "checker_error", crashes, **details)
+        shortfalls = score.shortfalls(self.settings.mutation_min_score, self.settings.mutation_every_item)
+        if shortfalls:
+            return GateResult.fail(GATE, "too_lax", shortfalls, **details)
+        return GateResult.ok(GATE, **details)
+
+    @staticmethod
+    def _equivalence_gate(equivalences: Equivalences, rewritten: list[TrialResult]) -> GateResult:
+        details = {"declared": {p: sorted(n) for p, n in equivalences.declared.items()},
+                   "probes": [{"name": r.name, "accepted": r.verdict == "survived", "reward": r.reward} for r in rewritten]}
+        rejected = [f"verifier rejects an equivalent answer: {r.name} (reward {r.reward})"
+                    for r in rewritten if r.verdict == "killed"]
+        if rejected:
+            return GateResult.fail(EQUIVALENCE_GATE, "too_strict", rejected, **details)
+        return GateResult.ok(EQUIVALENCE_GATE, **details)

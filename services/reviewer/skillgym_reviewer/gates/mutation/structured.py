@@ -1,0 +1,212 @@
+"""Mutants of JSON, JSON Lines and YAML files, made on the parsed tree: one leaf nudged, a
+boolean flipped, two list elements swapped, an element dropped or duplicated, a key renamed, a
+leaf's type changed. The mutant is written back in the file's own style (indent, final newline)
+so that only its meaning differs."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import yaml
+
+from skillgym_reviewer.gates.mutation.model import Effect, Mutant, pick, seeded
+from skillgym_reviewer.gates.mutation.scalars import nudge_float, nudge_int, nudge_text, rename
+
+TreePath = tuple[str | int, ...]
+Change = tuple[str, TreePath, Any, Effect]  # operator, where, the new tree, effect
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def render(path: TreePath) -> str:
+    out = "$"
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if _IDENT.match(part) else f"[{json.dumps(part)}]"
+    return out
+
+
+def walk(value: Any, path: TreePath = ()) -> Iterator[tuple[TreePath, Any]]:
+    yield path, value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from walk(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from walk(item, (*path, index))
+
+
+def replace(tree: Any, path: TreePath, new: Any) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(tree, dict):
+        return {k: (replace(v, rest, new) if k == head else v) for k, v in tree.items()}
+    copy = list(tree)
+    copy[head] = replace(copy[head], rest, new)  # type: ignore[index]
+    return copy
+
+
+def _at(tree: Any, path: TreePath) -> Any:
+    for part in path:
+        tree = tree[part]
+    return tree
+
+
+def _leaf(value: Any) -> bool:
+    return not isinstance(value, dict | list) and value is not None
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def leaf_nudge(tree: Any, rng: random.Random) -> list[Change]:
+    sites = [(p, v) for p, v in walk(tree) if _leaf(v) and not isinstance(v, bool) and isinstance(v, int | float | str)]
+    changes: list[Change] = []
+    for i in pick(rng, list(sites)):
+        path, value = sites[i]
+        new = nudge_int(value, rng) if isinstance(value, int) else nudge_float(value, rng) if isinstance(
+            value, float) else nudge_text(value, rng)
+        changes.append(("leaf_nudge", path, replace(tree, path, new), "value"))
+    return changes
+
+
+def bool_flip(tree: Any, rng: random.Random) -> list[Change]:
+    sites = [p for p, v in walk(tree) if isinstance(v, bool)]
+    return [("bool_flip", sites[i], replace(tree, sites[i], not _at(tree, sites[i])), "value") for i in pick(rng, list(sites))]
+
+
+def swap_elements(tree: Any, rng: random.Random) -> list[Change]:
+    """Two neighbours swapped, in up to three lists: one swap per list, as every swap in a list
+    asks the same question (does its order count?)."""
+    lists: list[tuple[TreePath, list[int]]] = []
+    for path, value in walk(tree):
+        if isinstance(value, list):
+            pairs = [i for i in range(len(value) - 1) if _key(value[i]) != _key(value[i + 1])]
+            if pairs:
+                lists.append((path, pairs))
+    changes: list[Change] = []
+    for i in pick(rng, list(lists)):
+        path, pairs = lists[i]
+        index = rng.choice(pairs)
+        items = list(_at(tree, path))
+        items[index], items[index + 1] = items[index + 1], items[index]
+        changes.append(("swap_elements", (*path, index), replace(tree, path, items), "order"))
+    return changes
+
+
+def drop_element(tree: Any, rng: random.Random) -> list[Change]:
+    sites = [(p, k) for p, v in walk(tree) if isinstance(v, dict | list) for k in (v if isinstance(v, dict) else range(len(v)))]
+    changes: list[Change] = []
+    for i in pick(rng, list(sites)):
+        path, key = sites[i]
+        container = _at(tree, path)
+        if isinstance(container, dict):
+            new: Any = {k: v for k, v in container.items() if k != key}
+            changes.append(("drop_key", (*path, key), replace(tree, path, new), "shape"))
+        else:
+            new = [v for j, v in enumerate(container) if j != key]
+            changes.append(("drop_element", (*path, key), replace(tree, path, new), "shape"))
+    return changes
+
+
+def duplicate_element(tree: Any, rng: random.Random) -> list[Change]:
+    sites = [(p, i) for p, v in walk(tree) if isinstance(v, list) for i in range(len(v))]
+    changes: list[Change] = []
+    for i in pick(rng, list(sites)):
+        path, index = sites[i]
+        items = list(_at(tree, path))
+        items.insert(index + 1, items[index])
+        changes.append(("duplicate_element", (*path, index), replace(tree, path, items), "shape"))
+    return changes
+
+
+def rename_key(tree: Any, rng: random.Random) -> list[Change]:
+    sites = [(p, k) for p, v in walk(tree) if isinstance(v, dict) for k in v if isinstance(k, str)]
+    changes: list[Change] = []
+    for i in pick(rng, list(sites)):
+        path, key = sites[i]
+        container = _at(tree, path)
+        new_key = rename(key, set(container))
+        renamed = {(new_key if k == key else k): v for k, v in container.items()}
+        changes.append(("rename_key", (*path, key), replace(tree, path, renamed), "key"))
+    return changes
+
+
+def change_type(tree: Any, rng: random.Random) -> list[Change]:
+    """A leaf wrapped in a list: a type no lenient reader turns back into the value (a number
+    written as a string often is, fairly, accepted)."""
+    sites = [p for p, v in walk(tree) if _leaf(v) and p]
+    return [("change_type", sites[i], replace(tree, sites[i], [_at(tree, sites[i])]), "type") for i in pick(rng, list(sites))]
+
+
+OPERATORS: list[Callable[[Any, random.Random], list[Change]]] = [
+    leaf_nudge, bool_flip, swap_elements, drop_element, duplicate_element, rename_key, change_type,
+]
+
+
+def dump_json_like(original: str, tree: Any) -> str:
+    """``tree`` serialised the way ``original`` was: same indent, separators, final newline."""
+    body = original.strip()
+    indent: int | str | None = None
+    lines = body.splitlines()
+    if len(lines) > 1:
+        second = lines[1]
+        width = len(second) - len(second.lstrip(" \t"))
+        indent = second[:width] if second[:width].startswith("\t") else (width or None)
+    separators = None if indent is not None or ": " in body or ", " in body else (",", ":")
+    text = json.dumps(tree, indent=indent, separators=separators, ensure_ascii=original.isascii())
+    return text + ("\n" if original.endswith("\n") else "")
+
+
+def dump_yaml(tree: Any) -> str:
+    return yaml.safe_dump(tree, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+def tree_mutants(rel: str, text: str, tree: Any, dump: Callable[[Any], str], seed: int) -> dict[str, list[Mutant]]:
+    """Mutants of one parsed file, grouped by operator; no-op changes are left out."""
+    original = _key(tree)
+    grouped: dict[str, list[Mutant]] = {}
+    for operator in OPERATORS:
+        for name, path, new, effect in operator(tree, seeded(seed, rel, operator.__name__)):
+            if _key(new) == original:
+                continue
+            grouped.setdefault(name, []).append(Mutant(rel, name, render(path), dump(new).encode(), effect))
+    return grouped
+
+
+def json_mutants(rel: str, text: str, seed: int) -> dict[str, list[Mutant]]:
+    tree = json.loads(text)
+    return tree_mutants(rel, text, tree, lambda new: dump_json_like(text, new), seed)
+
+
+def yaml_mutants(rel: str, text: str, seed: int) -> dict[str, list[Mutant]]:
+    tree = yaml.safe_load(text)
+    return tree_mutants(rel, text, tree, dump_yaml, seed)
+
+
+def jsonl_mutants(rel: str, text: str, seed: int) -> dict[str, list[Mutant]]:
+    """Leaf changes inside the records of a JSON Lines file (line-level changes come from the
+    text operators)."""
+    lines = text.splitlines(keepends=True)
+    records = [i for i, line in enumerate(lines) if line.strip()]
+    grouped: dict[str, list[Mutant]] = {}
+    rng = seeded(seed, rel, "records")
+    for index in pick(rng, list(records), 2):
+        number = records[index]
+        line = lines[number]
+        for operator in (leaf_nudge, change_type):
+            record = json.loads(line)
+            for name, path, new, effect in operator(record, seeded(seed, rel, str(number), operator.__name__))[:1]:
+                rewritten = dump_json_like(line, new)
+                content = "".join([*lines[:number], rewritten, *lines[number + 1 :]])
+                grouped.setdefault(name, []).append(
+                    Mutant(rel, name, f"line {number + 1}{render(path)[1:]}", content.encode(), effect)
+                )
+    return grouped

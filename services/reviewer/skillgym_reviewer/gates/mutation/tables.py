@@ -1,0 +1,130 @@
+"""Mutants of CSV and TSV tables: a row dropped, duplicated or swapped with its neighbour, one
+numeric cell perturbed, one label cell changed, the values of two columns swapped under their
+headers. Rows are rewritten with the file's delimiter and line ending."""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+from collections.abc import Callable
+
+from skillgym_reviewer.gates.mutation.model import Effect, Mutant, pick, seeded
+from skillgym_reviewer.gates.mutation.scalars import is_number_text, nudge_number_text, nudge_text
+
+Rows = list[list[str]]
+Change = tuple[str, str, Rows, Effect]
+
+
+class Table:
+    def __init__(self, rel: str, text: str) -> None:
+        self.delimiter = "\t" if rel.lower().endswith(".tsv") else self._sniff(text)
+        self.newline = "\r\n" if "\r\n" in text else "\n"
+        self.final_newline = text.endswith(("\n", "\r"))
+        self.rows: Rows = list(csv.reader(io.StringIO(text), delimiter=self.delimiter))
+        first = self.rows[0] if self.rows else []
+        # a first row with no number in it, above rows that have some, reads as a header
+        self.header = len(self.rows) > 1 and not any(is_number_text(cell) for cell in first)
+
+    @staticmethod
+    def _sniff(text: str) -> str:
+        try:
+            return csv.Sniffer().sniff(text[:4096], delimiters=",;\t|").delimiter
+        except csv.Error:
+            return ","
+
+    @property
+    def data_start(self) -> int:
+        return 1 if self.header else 0
+
+    def dump(self, rows: Rows) -> str:
+        buffer = io.StringIO()
+        csv.writer(buffer, delimiter=self.delimiter, lineterminator=self.newline).writerows(rows)
+        text = buffer.getvalue()
+        return text if self.final_newline else text[: -len(self.newline)]
+
+
+def _row_label(table: Table, index: int) -> str:
+    return f"row {index - table.data_start + 1}"
+
+
+def drop_row(table: Table, rng: random.Random) -> list[Change]:
+    sites = list(range(table.data_start, len(table.rows)))
+    return [("drop_row", _row_label(table, sites[i]), table.rows[: sites[i]] + table.rows[sites[i] + 1 :], "shape")
+            for i in pick(rng, list(sites))]
+
+
+def duplicate_row(table: Table, rng: random.Random) -> list[Change]:
+    rows = table.rows
+    sites = list(range(table.data_start, len(rows)))
+    return [("duplicate_row", _row_label(table, s), [*rows[: s + 1], rows[s], *rows[s + 1 :]], "shape")
+            for s in (sites[i] for i in pick(rng, list(sites)))]
+
+
+def swap_rows(table: Table, rng: random.Random) -> list[Change]:
+    rows = table.rows
+    sites = [i for i in range(table.data_start, len(rows) - 1) if rows[i] != rows[i + 1]]
+    changes: list[Change] = []
+    for s in (sites[i] for i in pick(rng, list(sites), 1)):  # one: every swap asks whether the order counts
+        swapped = [*rows[:s], rows[s + 1], rows[s], *rows[s + 2 :]]
+        changes.append(("swap_rows", f"rows {s - table.data_start + 1}-{s - table.data_start + 2}", swapped, "order"))
+    return changes
+
+
+def _cells(table: Table, numeric: bool) -> list[tuple[int, int]]:
+    return [(r, c) for r in range(table.data_start, len(table.rows)) for c, cell in enumerate(table.rows[r])
+            if cell.strip() and is_number_text(cell) == numeric]
+
+
+def _with_cell(table: Table, r: int, c: int, value: str) -> Rows:
+    rows = [list(row) for row in table.rows]
+    rows[r][c] = value
+    return rows
+
+
+def _column(table: Table, c: int) -> str:
+    return table.rows[0][c] if table.header and c < len(table.rows[0]) else str(c + 1)
+
+
+def perturb_cell(table: Table, rng: random.Random) -> list[Change]:
+    sites = _cells(table, numeric=True)
+    return [("perturb_cell", f"{_row_label(table, r)}.{_column(table, c)}",
+             _with_cell(table, r, c, nudge_number_text(table.rows[r][c].strip(), rng)), "value")
+            for r, c in (sites[i] for i in pick(rng, list(sites)))]
+
+
+def change_cell(table: Table, rng: random.Random) -> list[Change]:
+    sites = _cells(table, numeric=False)
+    return [("change_cell", f"{_row_label(table, r)}.{_column(table, c)}",
+             _with_cell(table, r, c, nudge_text(table.rows[r][c], rng)), "value")
+            for r, c in (sites[i] for i in pick(rng, list(sites)))]
+
+
+def swap_column_values(table: Table, rng: random.Random) -> list[Change]:
+    """Two adjacent columns' values swapped while the header stays: each value under the wrong name
+    (moving a column together with its header is a declared equivalence, ``reorder_columns``)."""
+    width = min((len(row) for row in table.rows), default=0)
+    data = table.rows[table.data_start :]
+    sites = [c for c in range(width - 1) if any(row[c] != row[c + 1] for row in data)]
+    changes: list[Change] = []
+    for c in (sites[i] for i in pick(rng, list(sites))):
+        rows = [list(row) for row in table.rows]
+        for row in rows[table.data_start :]:
+            row[c], row[c + 1] = row[c + 1], row[c]
+        changes.append(("swap_column_values", f"columns {_column(table, c)}<->{_column(table, c + 1)}", rows, "value"))
+    return changes
+
+
+OPERATORS: list[Callable[[Table, random.Random], list[Change]]] = [
+    drop_row, duplicate_row, swap_rows, perturb_cell, change_cell, swap_column_values,
+]
+
+
+def table_mutants(rel: str, text: str, seed: int) -> dict[str, list[Mutant]]:
+    table = Table(rel, text)
+    grouped: dict[str, list[Mutant]] = {}
+    for operator in OPERATORS:
+        for name, where, rows, effect in operator(table, seeded(seed, rel, operator.__name__)):
+            if rows != table.rows:
+                grouped.setdefault(name, []).append(Mutant(rel, name, where, table.dump(rows).encode(), effect))
+    return grouped

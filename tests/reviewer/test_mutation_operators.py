@@ -1,0 +1,177 @@
+"""Mutation operators per file kind: each makes a named, deterministic, wrong-but-well-formed
+change, and the cap spreads the mutants over files and operators."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+
+import yaml
+from skillgym_reviewer.gates.mutation.generate import file_kind, file_mutants, output_mutants
+from skillgym_reviewer.gates.mutation.runs import solution_steps, without_step
+from skillgym_reviewer.gates.mutation.structured import render, walk
+
+ANSWER = {"items": [{"sku": "a-01", "total": 12.5, "paid": True}, {"sku": "b-02", "total": 3, "paid": False}],
+          "count": 2, "note": "ok"}
+ANSWER_JSON = (json.dumps(ANSWER, indent=2) + "\n").encode()
+TABLE = b"sku,name,qty,price\na-01,apple,3,1.25\nb-02,pear,5,0.75\nc-03,plum,2,2.10\n"
+MARKDOWN = b"# Report\n\nWe counted 12 items.\n\n## Fruit\napple step-01\npear\n\n## Nuts\nalmond\n"
+PYTHON = b'def total(rows):\n    """Sum."""\n    value = 0\n    for row in rows:\n        if row > 2:\n            value += row\n    return value\n'
+
+
+def _operators(grouped: dict[str, list]) -> set[str]:  # type: ignore[type-arg]
+    return {op for op, mutants in grouped.items() if mutants}
+
+
+def test_file_kinds_follow_suffix_and_content() -> None:
+    assert file_kind("a.json", ANSWER_JSON) == "json"
+    assert file_kind("a.txt", ANSWER_JSON) == "json"  # JSON content without the suffix
+    assert file_kind("bad.json", b"{not json") == "text"
+    assert file_kind("t.csv", TABLE) == "table"
+    assert file_kind("r.md", MARKDOWN) == "markdown"
+    assert file_kind("m.py", PYTHON) == "python"
+    assert file_kind("c.yaml", b"a: 1\nb: [1, 2]\n") == "yaml"
+    assert file_kind("e.jsonl", b'{"a": 1}\n{"a": 2}\n') == "jsonl"
+    assert file_kind("blob.bin", b"\x00\x01\x02") == "binary"
+
+
+def test_json_operators_are_structure_aware_and_named() -> None:
+    grouped = file_mutants("answer.json", ANSWER_JSON, seed=0)
+    assert _operators(grouped) >= {"leaf_nudge", "bool_flip", "swap_elements", "drop_element", "drop_key",
+                                   "duplicate_element", "rename_key", "change_type"}
+    for mutants in grouped.values():
+        for mutant in mutants:
+            changed = json.loads(mutant.content)  # still valid JSON, in the original's style
+            assert changed != ANSWER
+            assert mutant.content.endswith(b"\n") and b'\n  "' in mutant.content
+            assert mutant.name.startswith(f"answer.json:{mutant.operator}:$")
+    flips = {m.location: json.loads(m.content) for m in grouped["bool_flip"]}
+    assert flips["$.items[0].paid"]["items"][0]["paid"] is False
+    nudged = {m.location: json.loads(m.content) for m in grouped["leaf_nudge"]}
+    for location, tree in nudged.items():
+        if location == "$.count":
+            assert tree["count"] in (1, 3)
+        if location.endswith(".total") and location.startswith("$.items[0]"):
+            assert tree["items"][0]["total"] != 12.5 and abs(tree["items"][0]["total"] - 12.5) < 2
+    swapped = json.loads(grouped["swap_elements"][0].content)
+    assert swapped["items"] == ANSWER["items"][::-1]
+    original = dict((render(path), value) for path, value in walk(ANSWER))
+    for mutant in grouped["change_type"]:
+        retyped = dict((render(path), value) for path, value in walk(json.loads(mutant.content)))
+        assert retyped[mutant.location] == [original[mutant.location]]
+    for mutant in grouped["rename_key"]:
+        renamed = {render(path) for path, _ in walk(json.loads(mutant.content))}
+        assert mutant.location not in renamed and len(renamed) == len(original)
+
+
+def test_mutants_are_deterministic_per_seed() -> None:
+    first = output_mutants({"answer.json": ANSWER_JSON, "t.csv": TABLE}, seed=3, cap=100)
+    again = output_mutants({"answer.json": ANSWER_JSON, "t.csv": TABLE}, seed=3, cap=100)
+    assert [(m.name, m.content) for m in first] == [(m.name, m.content) for m in again]
+    # a file's mutants do not depend on which other files are mutated
+    alone = {(m.name, m.content) for m in output_mutants({"t.csv": TABLE}, seed=3, cap=100)}
+    assert alone == {(m.name, m.content) for m in first if m.file == "t.csv"}
+    other_seed = output_mutants({"answer.json": ANSWER_JSON, "t.csv": TABLE}, seed=4, cap=100)
+    assert [(m.name, m.content) for m in other_seed] != [(m.name, m.content) for m in first]
+
+
+def test_cap_spreads_mutants_over_files_and_operators() -> None:
+    outputs = {"answer.json": ANSWER_JSON, "t.csv": TABLE, "r.md": MARKDOWN}
+    chosen = output_mutants(outputs, seed=0, cap=12)
+    assert len(chosen) == 12
+    assert {m.file for m in chosen} == set(outputs)
+    assert all(sum(1 for m in chosen if m.file == rel) == 4 for rel in outputs)
+    assert len({m.operator for m in chosen if m.file == "answer.json"}) == 4  # one site per operator first
+    assert len({(m.file, m.content) for m in chosen}) == len(chosen)
+    assert all(m.content != outputs[m.file] for m in chosen)
+
+
+def _rows(content: bytes) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(content.decode())))
+
+
+def test_table_operators_keep_the_header_and_the_format() -> None:
+    grouped = file_mutants("t.csv", TABLE, seed=0)
+    assert _operators(grouped) == {"drop_row", "duplicate_row", "swap_rows", "perturb_cell", "change_cell",
+                                   "swap_column_values"}
+    original = _rows(TABLE)
+    for mutant in (m for ms in grouped.values() for m in ms):
+        rows = _rows(mutant.content)
+        assert rows[0] == original[0], mutant.name
+        assert mutant.content.endswith(b"\n") and b"\r" not in mutant.content
+    assert len(_rows(grouped["drop_row"][0].content)) == len(original) - 1
+    assert len(_rows(grouped["duplicate_row"][0].content)) == len(original) + 1
+    assert sorted(_rows(grouped["swap_rows"][0].content)) == sorted(original)
+    perturbed = _rows(grouped["perturb_cell"][0].content)
+    changed = [(r, c) for r, row in enumerate(perturbed) for c, cell in enumerate(row) if cell != original[r][c]]
+    assert len(changed) == 1
+    r, c = changed[0]
+    assert float(perturbed[r][c]) != float(original[r][c])
+    assert len(perturbed[r][c].split(".")[-1]) == len(original[r][c].split(".")[-1])  # decimals kept
+    assert grouped["perturb_cell"][0].location.startswith("row ")
+
+
+def test_tsv_uses_tabs() -> None:
+    mutants = file_mutants("t.tsv", TABLE.replace(b",", b"\t"), seed=0)["drop_row"]
+    assert b"\t" in mutants[0].content and b"," not in mutants[0].content
+
+
+def test_text_and_markdown_operators() -> None:
+    grouped = file_mutants("r.md", MARKDOWN, seed=0)
+    assert _operators(grouped) >= {"drop_line", "duplicate_line", "swap_lines", "change_number", "change_identifier",
+                                   "drop_section", "duplicate_section", "swap_sections"}
+    number = grouped["change_number"][0]
+    assert number.location.startswith("line 3:12") and b"We counted 12 items" not in number.content
+    swapped = grouped["swap_sections"][0].content.decode()
+    assert swapped.index("## Nuts") < swapped.index("## Fruit")
+    dropped = grouped["drop_section"][0].content.decode()
+    assert dropped.count("## ") == MARKDOWN.decode().count("## ") - 1
+    plain = file_mutants("plan.txt", b"wash\ncut\ncook\n", seed=0)
+    assert _operators(plain) >= {"drop_line", "duplicate_line", "swap_lines", "change_identifier"}
+    for mutant in (m for ms in plain.values() for m in ms):
+        assert mutant.content.endswith(b"\n")
+        assert sorted(mutant.content.split()) != sorted(b"wash cut cook".split()) or mutant.operator == "swap_lines"
+
+
+def test_python_operators_edit_the_source_in_place() -> None:
+    grouped = file_mutants("m.py", PYTHON, seed=0)
+    assert _operators(grouped) == {"flip_comparison", "change_constant", "delete_statement"}
+    for mutant in (m for ms in grouped.values() for m in ms):
+        ast.parse(mutant.content)
+        assert b'"""Sum."""' in mutant.content  # the docstring is never the deleted statement
+    assert b"row <= 2" in grouped["flip_comparison"][0].content
+    assert any(b"row > 3" in m.content or b"row > 1" in m.content or b"value = 1" in m.content
+               for m in grouped["change_constant"])
+    assert all(b"pass" in m.content for m in grouped["delete_statement"])
+
+
+def test_yaml_and_jsonl_operators() -> None:
+    grouped = file_mutants("c.yaml", b"name: demo\nretries: 3\nhosts: [a, b]\n", seed=0)
+    assert "leaf_nudge" in grouped and "swap_elements" in grouped
+    assert all(yaml.safe_load(m.content) != {"name": "demo", "retries": 3, "hosts": ["a", "b"]}
+               for ms in grouped.values() for m in ms)
+    lines = file_mutants("e.jsonl", b'{"id": "a", "n": 1}\n{"id": "b", "n": 2}\n', seed=0)
+    assert {"drop_line", "swap_lines", "leaf_nudge"} <= set(lines)
+    for mutant in lines["leaf_nudge"]:
+        assert [json.loads(line) for line in mutant.content.splitlines()]
+        assert mutant.location.startswith("line ")
+
+
+def test_binary_operators() -> None:
+    data = bytes(range(64))
+    grouped = file_mutants("blob.bin", data, seed=0)
+    flipped = grouped["flip_byte"][0].content
+    assert len(flipped) == len(data) and sum(a != b for a, b in zip(flipped, data, strict=True)) == 1
+    assert grouped["truncate"][0].content == data[: len(data) - len(data) // 10]
+
+
+def test_solution_steps_are_top_level_commands_only() -> None:
+    script = "#!/usr/bin/env bash\nset -euo pipefail\ncd /app\nOUT=out\nmkdir -p out\npython3 /solution/a.py\n"
+    steps = solution_steps(script)
+    assert steps is not None and [s.command for s in steps] == ["mkdir -p out", "python3 /solution/a.py"]
+    assert "python3 /solution/a.py" not in without_step(script, steps[1]) and "cd /app" in without_step(script, steps[1])
+    assert solution_steps("cd /app\nfor f in *; do\n  echo $f\ndone\n") is None
+    assert solution_steps("cd /app\ncat > x <<EOF\nhi\nEOF\n") is None
+    assert solution_steps("cd /app\npython3 -c \"\nprint(1)\n\"\n") is None

@@ -1,0 +1,44 @@
+"""Weakened verifiers, generated: the task's ``verify.py`` with one rubric item's check replaced
+by ``lambda: True`` in its ``run([(name, check), ...])`` call."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+
+def _check_list(tree: ast.Module) -> ast.List:
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "run"
+                and node.args and isinstance(node.args[0], ast.List)):
+            return node.args[0]
+    raise LookupError("verify.py has no run([...]) call")
+
+
+def rubric_checks(source: str) -> list[str]:
+    """The rubric item names of ``verify.py``'s check list, in order."""
+    names = []
+    for entry in _check_list(ast.parse(source)).elts:
+        assert isinstance(entry, ast.Tuple) and isinstance(entry.elts[0], ast.Constant)
+        names.append(str(entry.elts[0].value))
+    return names
+
+
+def weakened(source: str, item: str) -> str:
+    """``source`` with the check of rubric item ``item`` always passing."""
+    tree = ast.parse(source)
+    for entry in _check_list(tree).elts:
+        assert isinstance(entry, ast.Tuple)
+        name = entry.elts[0]
+        if isinstance(name, ast.Constant) and name.value == item:
+            entry.elts[1] = ast.Lambda(
+                args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                body=ast.Constant(True),
+            )
+            return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    raise LookupError(f"no check named {item!r}")
+
+
+def weaken_task(task_root: Path, item: str) -> None:
+    verify = task_root / "tests" / "verify.py"
+    verify.write_text(weakened(verify.read_text(), item))
