@@ -3,7 +3,8 @@ summarised by the same code."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from skillgym_core.contracts.events import (
@@ -11,9 +12,12 @@ from skillgym_core.contracts.events import (
     Envelope,
     EnvReviewed,
     EnvValidated,
+    SkillIngested,
     TrainingCompleted,
     TrajectoryVerified,
 )
+from skillgym_core.errors import StoreError
+from skillgym_core.store.base import Store, get_json
 
 SUMMARY_FIELDS = (
     "skills_seen",
@@ -27,7 +31,54 @@ SUMMARY_FIELDS = (
 )
 
 
-def summarize(events: Iterable[Envelope], *, skills_seen: int, skills_accepted: int) -> dict[str, Any]:
+def read_build_reports(store: Store) -> Iterator[dict[str, Any]]:
+    """The builder's per-skill records (``skills/<id>/build.json``): built with which family, or
+    skipped and why."""
+    for key in store.list("skills/"):
+        if key.endswith("/build.json"):
+            try:
+                report = get_json(store, key)
+            except (StoreError, ValueError):
+                continue
+            if isinstance(report, dict):
+                yield report
+
+
+def _per_family(events: list[Envelope]) -> dict[str, dict[str, int]]:
+    """Tasks built, approved and validated per task family (the ``template`` a task was built from)."""
+    family_of: dict[str, str] = {}
+    stages: dict[str, dict[str, set[str]]] = {}
+    for event in events:
+        payload = event.payload
+        if isinstance(payload, EnvBuilt):
+            family_of[payload.task_id] = payload.template
+    for event in events:
+        payload = event.payload
+        stage = ("built" if isinstance(payload, EnvBuilt) else
+                 "approved" if isinstance(payload, EnvReviewed) and payload.approved else
+                 "validated" if isinstance(payload, EnvValidated) and payload.valid else None)
+        task_id = getattr(payload, "task_id", None)
+        if stage and task_id in family_of:
+            stages.setdefault(family_of[task_id], {}).setdefault(stage, set()).add(task_id)
+    return {family: {stage: len(stages[family].get(stage, set())) for stage in ("built", "approved", "validated")}
+            for family in sorted(stages)}
+
+
+def _skipped(events: list[Envelope], reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Skills the builder got but built nothing for, and the builder's reasons where it recorded them."""
+    ingested = {e.payload.skill_id for e in events if isinstance(e.payload, SkillIngested)}
+    built = {e.payload.skill_id for e in events if isinstance(e.payload, EnvBuilt)}
+    reasons = Counter(str(r.get("skip_reason") or r.get("reason") or "unknown")
+                      for r in reports if r.get("outcome") == "skipped" and r.get("skill_id") not in built)
+    return {"skills_without_task": len(ingested - built), "skills_skipped_by_reason": dict(sorted(reasons.items()))}
+
+
+def summarize(
+    events: Iterable[Envelope], *, skills_seen: int, skills_accepted: int,
+    build_reports: Iterable[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """``build_reports`` (see :func:`read_build_reports`) adds why skipped skills got no task."""
+    events = list(events)
     built: set[str] = set()
     approved: set[str] = set()
     validated: set[str] = set()
@@ -68,4 +119,6 @@ def summarize(events: Iterable[Envelope], *, skills_seen: int, skills_accepted: 
         "training_steps": training.steps if training else 0,
         "checkpoint_key": training.checkpoint_key if training else None,
         "by_harness": by_harness,
+        "tasks_by_family": _per_family(events),
+        **_skipped(events, build_reports),
     }

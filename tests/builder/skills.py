@@ -8,15 +8,19 @@ from pathlib import Path
 from skillgym_core import keys
 from skillgym_core.archive import pack_dir
 from skillgym_core.contracts.events import SkillIngested
-from skillgym_core.contracts.skill import SkillFile, SkillRecord
+from skillgym_core.contracts.skill import Annotation, SkillFile, SkillRecord
 from skillgym_core.ids import content_id, hash_tree, sha256_hex
 from skillgym_core.store.base import Store, put_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "skills"
 
 
-def put_skill(store: Store, folder: Path, *, subcategory: str | None = None) -> SkillIngested:
-    """Store ``folder`` as an accepted skill and return the event ingestion would publish."""
+def put_skill(
+    store: Store, folder: Path, *, subcategory: str | None = None, category: str | None = None,
+    runtime: dict[str, object] | None = None,
+) -> SkillIngested:
+    """Store ``folder`` as an accepted skill (with the classification and runtime findings given)
+    and return the event ingestion would publish."""
     content_hash = hash_tree(folder)
     skill_id = content_id("skill", content_hash)
     text = (folder / "SKILL.md").read_text()
@@ -34,7 +38,9 @@ def put_skill(store: Store, folder: Path, *, subcategory: str | None = None) -> 
             for p in sorted(folder.rglob("*"))
             if p.is_file()
         ],
+        category=category,
         subcategory=subcategory,
+        runtime={key: Annotation(value=value) for key, value in (runtime or {}).items()},
         accepted=True,
     )
     put_json(store, keys.skill_record(skill_id), record.model_dump(mode="json"))

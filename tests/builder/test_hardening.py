@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skillgym_builder import BuilderService, BuilderSettings
+from skillgym_builder.families import registry as family_registry
 from skillgym_builder.patterns import PatternPool
 from skillgym_builder.service import hardening_report_key
 from skillgym_core.contracts.atif import Agent, Step, ToolCall, Trajectory
@@ -53,3 +54,37 @@ def test_easy_task_is_hardened_into_a_new_reviewed_revision(tmp_path: Path) -> N
 
     assert builder.handle(wrap(request.model_copy(update={"round": 3}))) == []
     assert get_json(ctx.store, hardening_report_key(first.task_id, 3))["outcome"] == "budget_spent"
+
+
+def test_family_hardening_raises_one_knob_per_round_and_records_it(tmp_path: Path) -> None:
+    ctx = make_context(tmp_path)
+    builder = BuilderService(ctx, BuilderSettings(max_hardening_rounds=20, check_skill_dependence=False))
+    event = put_skill(ctx.store, FIXTURES / "config-layers", subcategory="version-control")
+    current = builder.handle(wrap(event))[0]
+    assert isinstance(current, EnvBuilt) and current.builder == "family"
+    keys = [_trajectory(ctx.store, "trajectories/f0/atif.json")]
+    seen: list[dict[str, float]] = []
+    for round_ in range(1, 12):
+        request = HardeningRequested(task_id=current.task_id, skill_id=event.skill_id, pass_rate=0.95, round=round_,
+                                     trajectory_keys=keys)
+        revised = builder.handle(wrap(request))
+        report = get_json(ctx.store, hardening_report_key(current.task_id, round_))
+        if not revised:
+            assert report["outcome"] == "no_harder_variant" and report["knob_changes"] == []
+            break
+        assert report["outcome"] == "revised" and len(report["knob_changes"]) == 1
+        nxt = revised[0]
+        assert isinstance(nxt, EnvBuilt) and nxt.parent_task_id == current.task_id
+        with ctx.task_checkout(nxt.package_key) as task:
+            extra = task.config().metadata.model_extra or {}
+            changed = report["knob_changes"][0]
+            assert extra["knobs"][changed["knob"]] == changed["to"] > changed["from"]
+            assert extra["knob_changes"][-1] == {**changed, "revision": nxt.revision}
+            assert len(extra["knob_changes"]) == nxt.revision
+            seen.append(extra["knobs"])
+        current = nxt
+    else:
+        raise AssertionError("knobs never reached their top levels")
+    spec = family_registry().get("layered-config").spec
+    assert seen[-1] == {knob.name: knob.levels[-1] for knob in spec.knobs}
+    assert len(seen) == sum(len(knob.levels) - 1 for knob in spec.knobs)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from skillgym_builder import BuilderService, BuilderSettings
+from skillgym_builder.families import registry as family_registry
+from skillgym_builder.families.base import family_text
 from skillgym_builder.service import skill_build_report_key
 from skillgym_core import keys
 from skillgym_core.conformance import check_task
@@ -16,7 +18,7 @@ from skillgym_reviewer import ReviewerService, ReviewerSettings
 
 from tests.builder import llm_scripts
 from tests.builder.skills import FIXTURES, make_context, put_skill, wrap
-from tests.support.scripted_llm import ScriptedLLMServer
+from tests.support.scripted_llm import ScriptedLLMServer, Sequence, assistant, tool_call
 
 pytestmark = pytest.mark.integration
 
@@ -78,16 +80,56 @@ def test_budget_exhausted_drops_the_task_with_its_record(tmp_path: Path) -> None
         assert get_json(ctx.store, dropped["report_key"])["dropped"] is True
 
 
-def test_unreachable_endpoint_falls_back_to_templates(tmp_path: Path) -> None:
+def test_unreachable_endpoint_falls_back_to_the_family_instance(tmp_path: Path) -> None:
     with ScriptedLLMServer(llm_scripts.builder_model(None), fail_first=100) as bsrv:
         ctx = make_context(tmp_path)
         settings = BuilderSettings(builder_llm_base_url=bsrv.base_url)
         builder = BuilderService(ctx, settings)
         builder.author.client.settings.backoff_s = 0.01  # type: ignore[union-attr]
-        built = builder.handle(wrap(put_skill(ctx.store, FIXTURES / "csv-cleanup")))[0]
-        assert isinstance(built, EnvBuilt) and built.builder == "template"
+        event = put_skill(ctx.store, FIXTURES / "config-layers", subcategory="version-control")
+        built = builder.handle(wrap(event))[0]
+        assert isinstance(built, EnvBuilt) and built.builder == "family" and built.template == "layered-config"
         with ctx.task_checkout(built.package_key) as task:
             assert "failed after" in task.config().metadata.llm_fallback_reason  # type: ignore[attr-defined]
+
+
+def test_the_builder_agent_starts_from_the_family_seed_with_the_configured_model(tmp_path: Path) -> None:
+    turns = [assistant("", [tool_call("list_files", {})]),
+             assistant("", [tool_call("read_file", {"path": "seed/tests/verify.py"})]),
+             assistant("", [tool_call("validate", {})]),
+             assistant("", [tool_call("finish", {"summary": "kept the family's task"})])]
+    with ScriptedLLMServer(Sequence(turns)) as bsrv:
+        ctx = make_context(tmp_path)
+        settings = BuilderSettings(builder_llm_base_url=bsrv.base_url, builder_llm_model="builder-model-7")
+        event = put_skill(ctx.store, FIXTURES / "config-layers", subcategory="version-control")
+        built = BuilderService(ctx, settings).handle(wrap(event))[0]
+        assert isinstance(built, EnvBuilt) and built.builder == "llm" and built.template == "layered-config"
+        assert {request["model"] for request in bsrv.requests} == {"builder-model-7"}
+        conversation = llm_scripts.requests_text(bsrv.requests)
+        assert "Task family `layered-config`" in conversation and "seed/tests/verify.py" in conversation
+        assert "validation passed" in conversation
+        with ctx.task_checkout(built.package_key) as task:
+            meta = task.config().metadata
+            extra = meta.model_extra or {}
+            assert extra["llm_validation"]["passed"] and extra["family"] == "layered-config"
+            assert (task.tests / "verify.py").read_text() == family_text("layered-config", "verify.py")
+            assert task.config().agent.timeout_sec == family_registry().get("layered-config").spec.limits.agent_timeout_sec
+
+
+def test_a_failed_validation_is_repaired_before_the_draft_is_submitted(tmp_path: Path) -> None:
+    bad = llm_scripts.good_files()
+    llm_scripts.DEFECTS["too_lax"](bad)
+    turns = llm_scripts.writing_turns(bad) + llm_scripts.writing_turns(llm_scripts.good_files())
+    with ScriptedLLMServer(Sequence(turns)) as bsrv:
+        ctx = make_context(tmp_path)
+        builder = BuilderService(ctx, BuilderSettings(builder_llm_base_url=bsrv.base_url))
+        built = builder.handle(wrap(put_skill(ctx.store, FIXTURES / "ledger-basics")))[0]
+        assert isinstance(built, EnvBuilt) and built.builder == "llm"
+        assert "validation failed" in llm_scripts.requests_text(bsrv.requests)
+        with ctx.task_checkout(built.package_key) as task:
+            extra = task.config().metadata.model_extra or {}
+            assert extra["llm_validation"]["passed"]
+            assert extra["family_seed_skill"].endswith("-example")  # no family fits: the nearest family's example
 
 
 def test_agent_skip_is_the_suitability_gate(tmp_path: Path) -> None:
@@ -97,4 +139,4 @@ def test_agent_skip_is_the_suitability_gate(tmp_path: Path) -> None:
         event = put_skill(ctx.store, FIXTURES / "ledger-basics")
         assert builder.handle(wrap(event)) == []
         report = get_json(ctx.store, skill_build_report_key(event.skill_id))
-        assert "no checkable procedure" in str(report["templates"])
+        assert report["skip_reason"] == "llm_declined" and "no checkable procedure" in report["message"]

@@ -1,8 +1,13 @@
+"""The builder service: the suitability gate picks a family (or records why none fits), the
+family's task is built and stored with its plan; the text templates run only when named."""
+
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from skillgym_builder import BuilderService
+from skillgym_builder.families import registry as family_registry
 from skillgym_builder.service import skill_build_report_key
 from skillgym_builder.settings import BuilderSettings
 from skillgym_core.conformance import check_task
@@ -10,60 +15,88 @@ from skillgym_core.contracts.events import EnvBuilt
 from skillgym_core.store.base import get_json
 from skillgym_core.taskrun import TaskRunner
 
+from tests.builder.family_support import card_for
 from tests.builder.skills import FIXTURES, make_context, put_skill, wrap
 
+TINY = "---\nname: tiny\ndescription: write friendlier release notes\n---\n\n# Tone\n\nBe kind and brief.\n"
 
-def test_skill_becomes_a_conforming_task_that_solves_and_fails_untouched(tmp_path: Path) -> None:
+
+def test_skill_becomes_a_family_task_with_its_plan_recorded(tmp_path: Path) -> None:
     ctx = make_context(tmp_path)
-    event = put_skill(ctx.store, FIXTURES / "csv-cleanup")
-    outputs = BuilderService(ctx, BuilderSettings(preferred_templates=["section-trace"])).handle(wrap(event))
+    event = put_skill(ctx.store, FIXTURES / "config-layers", subcategory="version-control")
+    outputs = BuilderService(ctx).handle(wrap(event))
     assert len(outputs) == 1 and isinstance(outputs[0], EnvBuilt)
     built = outputs[0]
-    assert built.builder == "template" and built.revision == 0
+    assert (built.builder, built.template, built.revision) == ("family", "layered-config", 0)
     with ctx.task_checkout(built.package_key) as task:
         assert check_task(task.root) == []
-        config = task.config()
-        assert config.metadata.task_id == built.task_id
-        assert config.metadata.skill_id == event.skill_id
-        assert (task.skills / "csv-cleanup" / "SKILL.md").is_file()
-        queries = (task.workspace / "queries.jsonl").read_text()
-        # the quotes are real lines of the skill
-        assert "Trim surrounding whitespace from every cell" in queries or "Normalise headers" in queries or (
-            sum(1 for line in queries.splitlines() if line) >= 4
-        )
+        meta = task.config().metadata
+        extra = meta.model_extra or {}
+        assert meta.template == "layered-config" and extra["family"] == "layered-config"
+        assert extra["suitability"]["code"] == "terms" and set(extra["knobs"]) == {
+            "record_count", "distractor_files", "multi_step", "error_recovery", "long_horizon"}
+        assert extra["skill_dependence"]["holds"] is True
         runner = TaskRunner(ctx.sandbox)
         assert not runner.verify(task, runner.fresh_workspace(task, tmp_path)).passed
         solved = runner.fresh_workspace(task, tmp_path)
         assert runner.run_solution(task, solved).ok
-        outcome = runner.verify(task, solved)
-        assert outcome.passed, outcome.to_dict()
-        assert set(outcome.rewards) == {"reward", "locations", "summary", "order"}
+        assert runner.verify(task, solved).passed
+    report = get_json(ctx.store, skill_build_report_key(event.skill_id))
+    assert report["outcome"] == "built" and report["family"] == "layered-config"
+    assert set(report["fits"]) == set(family_registry().ids())
 
 
 def test_build_is_deterministic(tmp_path: Path) -> None:
     ctx = make_context(tmp_path)
-    event = put_skill(ctx.store, FIXTURES / "csv-cleanup")
+    event = put_skill(ctx.store, FIXTURES / "config-layers", subcategory="version-control")
     first = BuilderService(ctx).handle(wrap(event))[0]
     second = BuilderService(ctx).handle(wrap(event))[0]
     assert first == second
     assert ctx.store.get_bytes(first.package_key)
 
 
-def test_skill_without_enough_content_is_skipped_with_a_reason(tmp_path: Path) -> None:
+def test_a_skill_no_family_fits_is_skipped_with_every_familys_reason(tmp_path: Path) -> None:
     skill = tmp_path / "tiny"
     skill.mkdir()
-    (skill / "SKILL.md").write_text("---\nname: tiny\ndescription: too small\n---\n\n# Tiny\n\nShort.\n")
+    (skill / "SKILL.md").write_text(TINY)
     ctx = make_context(tmp_path)
-    event = put_skill(ctx.store, skill)
+    event = put_skill(ctx.store, skill, category="writing", subcategory="editing-proofreading")
     assert BuilderService(ctx).handle(wrap(event)) == []
     report = get_json(ctx.store, skill_build_report_key(event.skill_id))
-    assert report["reason"] == "unsuitable"
-    assert "section-trace" in report["templates"]
+    assert report["outcome"] == "skipped" and report["reason"] == "unsuitable"
+    assert report["skip_reason"] == "subcategory_not_served"
+    assert set(report["fits"]) == set(family_registry().ids())
+    assert all(not fit["fits"] and "editing-proofreading" in fit["reason"] for fit in report["fits"].values())
+
+
+def test_a_skill_that_needs_the_network_is_skipped_for_that_reason(tmp_path: Path) -> None:
+    ctx = make_context(tmp_path)
+    event = put_skill(ctx.store, FIXTURES / "web-service-triage", subcategory="system-administration",
+                      runtime={"network": {"required": True, "signals": ["api_key"]}})
+    assert BuilderService(ctx).handle(wrap(event)) == []
+    assert get_json(ctx.store, skill_build_report_key(event.skill_id))["skip_reason"] == "needs_network"
+
+
+def test_text_templates_run_only_when_the_plan_names_them(tmp_path: Path) -> None:
+    ctx = make_context(tmp_path)
+    event = put_skill(ctx.store, FIXTURES / "csv-cleanup")
+    assert BuilderService(ctx).handle(wrap(event)) == []  # no family fits, and no text puzzle instead
+    named = BuilderService(ctx, BuilderSettings(preferred_templates=["section-trace"])).handle(wrap(event))
+    assert len(named) == 1 and named[0].builder == "template" and named[0].template == "section-trace"  # type: ignore[union-attr]
+    with ctx.task_checkout(named[0].package_key) as task:  # type: ignore[union-attr]
+        assert check_task(task.root) == []
+
+
+def test_the_plan_can_name_the_family(tmp_path: Path) -> None:
+    card = card_for("config-layers", "system-administration")
+    families = family_registry()
+    assert families.choose(card).family.spec.id == "service-triage"  # type: ignore[union-attr]
+    chosen = families.choose(card, ["layered-config"])
+    assert chosen.family.spec.id == "layered-config"  # type: ignore[union-attr]
+    assert chosen.fits["service-triage"].strength == 2 and chosen.fits["layered-config"].strength == 1
 
 
 def test_a_corpus_spreads_over_every_reasoning_profile(tmp_path: Path) -> None:
-    import shutil
-
     from skillgym_builder.templates.registry import registry
 
     ctx = make_context(tmp_path)
@@ -77,3 +110,26 @@ def test_a_corpus_spreads_over_every_reasoning_profile(tmp_path: Path) -> None:
             first = registry().candidates(card)[0]
         profiles.add(first.spec.profile)
     assert len(profiles) >= 2, profiles
+
+
+def test_feedback_rebuilds_a_fresh_instance_until_the_revision_budget_is_spent(tmp_path: Path) -> None:
+    from skillgym_core.contracts.events import EnvFeedback
+
+    ctx = make_context(tmp_path)
+    builder = BuilderService(ctx, BuilderSettings(max_revisions=2, check_skill_dependence=False))
+    event = put_skill(ctx.store, FIXTURES / "config-layers", subcategory="version-control")
+    current = builder.handle(wrap(event))[0]
+    for revision in (1, 2):
+        feedback = EnvFeedback(task_id=current.task_id, skill_id=event.skill_id, failure_type="too_strict",  # type: ignore[union-attr]
+                               reasons=["a valid answer was rejected"], attempt=1)
+        revised = builder.handle(wrap(feedback))
+        assert len(revised) == 1 and revised[0].revision == revision  # type: ignore[union-attr]
+        assert revised[0].task_id != current.task_id  # type: ignore[union-attr]
+        with ctx.task_checkout(revised[0].package_key) as task:  # type: ignore[union-attr]
+            extra = task.config().metadata.model_extra or {}
+            assert extra["family_seed"] == revision and extra["feedback"]["failure_type"] == "too_strict"
+        current = revised[0]
+    last = EnvFeedback(task_id=current.task_id, skill_id=event.skill_id, failure_type="too_strict",  # type: ignore[union-attr]
+                       reasons=["again"], attempt=1)
+    assert builder.handle(wrap(last)) == []
+    assert get_json(ctx.store, f"tasks/{current.task_id}/feedback-dropped.json")["outcome"] == "revision_budget_spent"  # type: ignore[union-attr]

@@ -46,7 +46,7 @@ def test_install_lines_and_readme_clones_are_not_runtime_network(tmp_path: Path)
     body = GOOD_BODY + "\n```bash\npip install pandas\n```\n"
     files = {"README.md": "Install: git clone https://github.com/me/skill\n"}
     network = runtime(tmp_path, files, body)["network"].value
-    assert network == {"required": False, "install_time": True, "signals": []}
+    assert network == {"required": False, "install_time": True, "optional": False, "signals": []}
 
 
 def test_localhost_urls_are_not_network(tmp_path: Path) -> None:
@@ -55,7 +55,7 @@ def test_localhost_urls_are_not_network(tmp_path: Path) -> None:
 
 def test_gpu_required_versus_fallback(tmp_path: Path) -> None:
     gpu = runtime(tmp_path / "a", {"scripts/train.py": "model = model.cuda()\n"})["gpu"]
-    assert gpu.value == {"required": True, "mentioned": True}
+    assert gpu.value == {"required": True, "mentioned": True, "optional": False, "vendors": ["nvidia"]}
     assert gpu.evidence[0].rule == "runtime.gpu.cuda_device" and gpu.evidence[0].line == 1
     fallback = "device = 'cuda' if torch.cuda.is_available() else 'cpu'\nx.to(device)\n"
     assert runtime(tmp_path / "b", {"scripts/train.py": fallback})["gpu"].value["required"] is False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import yaml
 from hypothesis import given, settings
@@ -91,3 +92,16 @@ def test_new_triggers_cover_every_match(text: str) -> None:
     for rule in RUNTIME_RULES.rules:
         if rule.rule in {"runtime.network.mcp", "runtime.env.shell"} and rule.pattern.search(text):
             assert any(trigger in text.lower() for trigger in rule.triggers), rule.rule
+
+
+def test_triggers_cover_every_match_in_the_labelled_corpus() -> None:
+    # A rule only runs where one of its triggers occurs, so a match without one would be lost.
+    corpus = Path(__file__).parent / "corpus"
+    texts = [path.read_text() for path in sorted(corpus.rglob("*")) if path.is_file() and path.suffix != ".json"]
+    texts += [text.upper() for text in texts[:10]]
+    for rule in RUNTIME_RULES.rules:
+        if not rule.triggers:
+            continue
+        for text in texts:
+            if rule.pattern.search(text):
+                assert any(trigger in text.lower() for trigger in rule.triggers), rule.rule

@@ -1,5 +1,6 @@
-"""Diagnosis of solved runs for hardening (Skill2Env): how long the runs were, whether the
-solver opened the skill, whether it looked at hidden paths, and which shortcut that suggests."""
+"""Hardening: the diagnosis of solved runs (Skill2Env: how long the runs were, whether the
+solver opened the skill, which shortcut that suggests) and, for family tasks, the next setting
+of the difficulty knobs; each revision records the knobs that changed."""
 
 from __future__ import annotations
 
@@ -9,8 +10,14 @@ from typing import Any
 
 from pydantic import ValidationError
 from skillgym_core.contracts.atif import Trajectory
+from skillgym_core.contracts.task import SkillGymMetadata
 from skillgym_core.errors import ArtifactNotFound
 from skillgym_core.store.base import Store
+
+from skillgym_builder.families import knobs as knob_rules
+from skillgym_builder.families.base import FamilySpec
+from skillgym_builder.family_build import FamilyPlan
+from skillgym_builder.family_flow import plan_of
 
 SHORT_RUN_STEPS = 6
 
@@ -68,3 +75,13 @@ def shortcut_pattern(task_id: str, round_: int, diagnosis: dict[str, Any]) -> di
             "description": "Solvers finished in a handful of steps: require several dependent outputs checked together.",
         }
     return None
+
+
+def harden_family(spec: FamilySpec, meta: SkillGymMetadata, *, revision: int) -> tuple[FamilyPlan, list[knob_rules.KnobChange]]:
+    """The plan of the next revision of a family task: its knobs one step harder (the first knob in
+    the hardening order below its top level), a fresh instance, and the change list appended to
+    the lineage's earlier ones."""
+    plan = plan_of(meta, revision)
+    knobs, changes = knob_rules.harden(spec, plan.knobs)
+    lineage = plan.knob_changes + tuple({**c.to_dict(), "revision": revision} for c in changes)
+    return FamilyPlan(seed=revision, knobs=knobs, fit=plan.fit, knob_changes=lineage), changes

@@ -4,6 +4,7 @@ initial workspace, the skill), trusted tests, the reference solution and ``[meta
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,9 @@ from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import TemplateOutput, TemplateSpec
 
 SKILLS_TARGET = "/skills"
+REQUIREMENTS_IN_IMAGE = "/tmp/requirements.txt"
+# metadata an output may set that the writer places itself
+OWN_METADATA = frozenset({"difficulty", "rubric"})
 
 
 @dataclass(frozen=True)
@@ -36,17 +40,29 @@ class BuildInfo:
     extra: dict[str, Any] | None = None
 
 
-def dockerfile(spec: TemplateSpec) -> str:
+def dockerfile(spec: TemplateSpec, requirements: list[str] | None = None) -> str:
+    """The image the task runs in: the declared requirements (``environment/requirements.txt``,
+    installed the same way the local environment builder installs them), system packages the
+    task needs, the workspace and the skill."""
     base = spec.runtime.get("base_image", "python:3.11-slim")
+    apt = sorted(set(spec.runtime.get("apt_packages", [])))
     deps = list(spec.runtime.get("dependencies", []))
-    install = f"RUN pip install --no-cache-dir {' '.join(deps)}\n" if deps else ""
-    return (
-        f"FROM {base}\n"
-        f"{install}"
-        f"WORKDIR {AGENT_WORKDIR}\n"
-        f"COPY workspace/ {AGENT_WORKDIR}/\n"
-        f"COPY skills/ {SKILLS_TARGET}/\n"
-    )
+    lines = [f"FROM {base}"]
+    if apt:
+        lines.append(
+            "RUN apt-get update && apt-get install -y --no-install-recommends "
+            f"{' '.join(apt)} && rm -rf /var/lib/apt/lists/*"
+        )
+    lines.append(f"WORKDIR {AGENT_WORKDIR}")
+    if requirements:
+        lines += [
+            f"COPY requirements.txt {REQUIREMENTS_IN_IMAGE}",
+            f"RUN pip install --no-cache-dir -r {REQUIREMENTS_IN_IMAGE}",
+        ]
+    elif deps:  # the text templates' stdlib-only runtime never lists any; kept for their specs
+        lines.append(f"RUN pip install --no-cache-dir {' '.join(deps)}")
+    lines += [f"COPY workspace/ {AGENT_WORKDIR}/", f"COPY skills/ {SKILLS_TARGET}/"]
+    return "\n".join(lines) + "\n"
 
 
 def solve_script(steps: list[str]) -> str:
@@ -62,6 +78,23 @@ def _write(root: Path, files: dict[str, bytes], executable: tuple[str, ...] = ("
         path.chmod(0o755 if rel.endswith(executable) else 0o644)
 
 
+def without_none(value: Any) -> Any:
+    """``value`` with every null dropped (TOML has no null)."""
+    if isinstance(value, dict):
+        return {k: without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [without_none(v) for v in value if v is not None]
+    return value
+
+
+def _readable(root: Path) -> None:
+    """World-readable modes below ``root`` (the skill's own folder may come from a private temp dir),
+    as an image build would leave them: the sandbox's uid must read the skill."""
+    for path in [root, *root.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() or path.suffix == ".sh" else 0o644)
+
+
 def write_task(
     dest: Path, card: SkillCard, spec: TemplateSpec, output: TemplateOutput, info: BuildInfo
 ) -> tuple[str, TaskDir]:
@@ -72,13 +105,21 @@ def write_task(
     env = dest / "environment"
     _write(env / "workspace", output.workspace, executable=())
     (env / "workspace").mkdir(parents=True, exist_ok=True)
-    (env / "Dockerfile").write_text(dockerfile(spec))
+    (env / "Dockerfile").write_text(dockerfile(spec, output.requirements))
+    if output.requirements:
+        (env / "requirements.txt").write_text("".join(f"{line}\n" for line in output.requirements))
     shutil.copytree(card.root, task.skills / card.dir_name, symlinks=False, ignore_dangling_symlinks=True)
-    _write(task.tests, output.tests)
+    _readable(task.skills)
+    tests = dict(output.tests)
+    if output.equivalences:
+        tests["equivalences.json"] = (json.dumps(output.equivalences, indent=2, sort_keys=True) + "\n").encode()
+    _write(task.tests, tests)
     script = output.solve_script if output.solve_script is not None else solve_script(output.solution_steps)
     solution = {**output.solution_files, "solve.sh": script.encode()}
     for name, steps in output.alternatives.items():
         solution[f"alternatives/{name}.sh"] = solve_script(steps).encode()
+    for name, text in output.alternative_scripts.items():
+        solution[f"alternatives/{name}.sh"] = text.encode()
     _write(task.solution, solution)
 
     files_hash = hash_tree(dest)
@@ -98,7 +139,7 @@ def write_task(
         template=spec.id,
         profile=spec.profile,
         category=card.record.subcategory or card.record.category,
-        difficulty=spec.difficulty,
+        difficulty=str(output.metadata.get("difficulty", spec.difficulty)),
         blueprint=blueprint.model_dump(),
         difficulty_patterns=list(info.patterns or blueprint.patterns),
         revision=info.revision,
@@ -106,9 +147,9 @@ def write_task(
         labels=[],
         protected_inputs=protected,
         builder=info.builder,
-        rubric=[item.model_dump() for item in spec.rubric],
+        rubric=output.metadata.get("rubric") or [item.model_dump() for item in spec.rubric],
         params=output.params,
-        **(info.extra or {}),
+        **without_none({**{k: v for k, v in output.metadata.items() if k not in OWN_METADATA}, **(info.extra or {})}),
     )
     config = TaskConfig(
         source=f"skillgym:{card.record.skill_id}",

@@ -1,8 +1,12 @@
 """The builder service: skill-ingested → env-built; env-feedback and hardening-requested → a
 new revision of the task, which goes back through review.
 
-With an LLM endpoint configured the builder agent writes the task (``builder = "llm"``); the
-offline templates are the fallback (``builder = "template"``)."""
+A skill gets the task family the suitability gate picks for it (``builder = "family"``); with an
+LLM endpoint configured the builder agent adapts that family's instance instead (``"llm"``, the
+family instance being the fallback), and writes tasks for skills no family fits starting from
+the nearest family's example. A skill nothing can serve is skipped, with every family's reason
+kept in ``skills/<id>/build.json``. The text templates run only when the plan
+(``preferred_templates``) names them (``"template"``)."""
 
 from __future__ import annotations
 
@@ -21,13 +25,18 @@ from skillgym_core.context import ServiceContext
 from skillgym_core.contracts import topics
 from skillgym_core.contracts.events import EnvBuilt, Envelope, EnvFeedback, HardeningRequested, Payload, SkillIngested
 from skillgym_core.contracts.task import TaskConfig
+from skillgym_core.envbuild import environment_provider
 from skillgym_core.llm import LLMClient, LLMError, LLMSettings
 from skillgym_core.store.base import put_json
 
 from skillgym_builder.agent.author import LLMTaskAuthor
 from skillgym_builder.blueprint import with_patterns
 from skillgym_builder.errors import BuildError, UnsuitableSkillError
-from skillgym_builder.hardening import diagnose, shortcut_pattern
+from skillgym_builder.families import Choice, FamilyRegistry
+from skillgym_builder.families import registry as family_registry
+from skillgym_builder.family_build import DraftValidator, FamilyMaterialiser
+from skillgym_builder.family_flow import FamilyFlow, plan_of
+from skillgym_builder.hardening import diagnose, harden_family, shortcut_pattern
 from skillgym_builder.package import BuildInfo, write_task
 from skillgym_builder.patterns import Pattern, PatternPool
 from skillgym_builder.settings import BuilderSettings
@@ -55,10 +64,14 @@ class BuilderService:
         ctx: ServiceContext,
         settings: BuilderSettings | None = None,
         templates: TemplateRegistry | None = None,
+        families: FamilyRegistry | None = None,
     ) -> None:
         self.ctx = ctx
         self.settings = settings or BuilderSettings()
         self.templates = templates or registry()
+        self.families = families or family_registry()
+        environment = environment_provider(self.settings, ctx.sandbox.name)
+        scratch = ctx.scratch / "builder"
         self.author: LLMTaskAuthor | None = None
         if self.settings.builder_llm_base_url:
             client = LLMClient(
@@ -70,7 +83,14 @@ class BuilderService:
                 ),
                 role="builder",
             )
-            self.author = LLMTaskAuthor(client, ctx.sandbox, max_turns=self.settings.builder_llm_max_turns)
+            self.author = LLMTaskAuthor(
+                client, ctx.sandbox, max_turns=self.settings.builder_llm_max_turns,
+                check=DraftValidator(ctx.sandbox, environment, scratch),
+                max_checks=self.settings.builder_llm_max_validations,
+            )
+        materialiser = FamilyMaterialiser(ctx.sandbox, environment, scratch,
+                                          check_dependence=self.settings.check_skill_dependence)
+        self.flow = FamilyFlow(ctx, materialiser, self.author, self.settings.family_difficulty)
 
     def handle(self, event: Envelope) -> Sequence[Payload]:
         payload = event.payload
@@ -85,30 +105,64 @@ class BuilderService:
     # -- skill-ingested -------------------------------------------------------------------
     def on_skill(self, event: SkillIngested) -> list[Payload]:
         with self._card(event.skill_id) as card:
-            reasons: dict[str, str] = {}
-            candidates = self.templates.candidates(card, self.settings.preferred_templates)
+            plan = list(self.settings.preferred_templates)
+            choice = self.families.choose(card, plan)
+            named = [t for t in plan if t in self.templates.ids()]
+            family_first = choice.family is not None and choice.family.spec.id in plan and (
+                not named or plan.index(choice.family.spec.id) < plan.index(named[0]))
+            if named and not family_first:
+                return self._from_templates(card, named, choice)
+            if choice.family is not None:
+                try:
+                    built = self.flow.first(card, choice.family, choice.fits[choice.family.spec.id])
+                except UnsuitableSkillError as exc:
+                    return self._skip(card, choice, "family_rejected", str(exc))
+                except BuildError as exc:  # e.g. inputs that could not be rendered here
+                    return self._skip(card, choice, f"family_{exc.reason}", str(exc))
+                return self._built(card, choice, built)
             if self.author is not None:
-                # the agent is not bound to a template's data needs: it only borrows the profile
-                suitable = [t for t in candidates if t.unsuitable_reason(card) is None]
-                candidates = (suitable or candidates)[:1]
-            for template in candidates:
-                reason = None if self.author is not None else template.unsuitable_reason(card)
-                if reason is None:
-                    try:
-                        built = self.build(card, template, BuildInfo())
-                    except UnsuitableSkillError as exc:
-                        reason = str(exc)
-                    else:
-                        metrics.GATE_OUTCOMES.labels("suitability", "passed", "fits").inc()
-                        return [built]
-                reasons[template.spec.id] = reason
-            return self._skip(event.skill_id, card, reasons)
+                nearest = self.families.nearest(card)
+                try:
+                    built = self.flow.unfitted(card, nearest, choice.fits[nearest.spec.id])
+                except UnsuitableSkillError as exc:
+                    return self._skip(card, choice, "llm_declined", str(exc))
+                except (LLMError, BuildError) as exc:
+                    return self._skip(card, choice, "llm_builder_failed", str(exc))
+                return self._built(card, choice, built)
+            return self._skip(card, choice, choice.skip_reason, "no task family fits the skill")
 
-    def _skip(self, skill_id: str, card: SkillCard, reasons: dict[str, str]) -> list[Payload]:
-        skipped = UnsuitableSkillError(f"no template fits skill {card.name!r}", skill_id=skill_id, templates=reasons)
-        put_json(self.ctx.store, skill_build_report_key(skill_id), skipped.to_dict())
-        metrics.GATE_OUTCOMES.labels("suitability", "skipped", skipped.reason).inc()
-        log.info("skill skipped", extra={"skill_id": skill_id, "reasons": reasons})
+    def _from_templates(self, card: SkillCard, named: list[str], choice: Choice) -> list[Payload]:
+        """The plan names text templates: they are tried in its order (the explicit opt-in)."""
+        reasons: dict[str, str] = {}
+        for template_id in named:
+            template = self.templates.get(template_id)
+            reason = None if self.author is not None else template.unsuitable_reason(card)
+            if reason is None:
+                try:
+                    built = self.build(card, template, BuildInfo())
+                except UnsuitableSkillError as exc:
+                    reason = str(exc)
+                else:
+                    return self._built(card, choice, built)
+            reasons[template_id] = reason
+        return self._skip(card, choice, "templates_unsuitable", "no named template fits the skill", templates=reasons)
+
+    def _built(self, card: SkillCard, choice: Choice, built: EnvBuilt) -> list[Payload]:
+        metrics.GATE_OUTCOMES.labels("suitability", "passed", built.template).inc()
+        put_json(self.ctx.store, skill_build_report_key(card.record.skill_id), {
+            **choice.record(), "skill_id": card.record.skill_id, "outcome": "built", "family": built.template,
+            "builder": built.builder, "task_id": built.task_id,
+        })
+        return [built]
+
+    def _skip(self, card: SkillCard, choice: Choice, code: str, message: str, **details: Any) -> list[Payload]:
+        skill_id = card.record.skill_id
+        skipped = UnsuitableSkillError(f"{message}: skill {card.name!r}", skill_id=skill_id, skip_reason=code,
+                                       **details)
+        put_json(self.ctx.store, skill_build_report_key(skill_id), {"outcome": "skipped", **skipped.to_dict(),
+                                                                     **choice.record()})
+        metrics.GATE_OUTCOMES.labels("suitability", "skipped", code).inc()
+        log.info("skill skipped", extra={"skill_id": skill_id, "skip_reason": code})
         return []
 
     # -- building -------------------------------------------------------------------------
@@ -183,8 +237,22 @@ class BuilderService:
     def on_feedback(self, event: EnvFeedback) -> list[Payload]:
         with self.ctx.task_checkout(keys.task_package(event.task_id)) as previous, self._card(event.skill_id) as card:
             meta = previous.config().metadata
-            template = self.templates.get(meta.template)
+            if meta.revision + 1 > self.settings.max_revisions:
+                # the lineage's own bound, whatever feedback keeps arriving
+                put_json(self.ctx.store, f"tasks/{event.task_id}/feedback-dropped.json", {
+                    "task_id": event.task_id, "revision": meta.revision, "failure_type": event.failure_type,
+                    "outcome": "revision_budget_spent", "max_revisions": self.settings.max_revisions})
+                return []
             feedback = {"failure_type": event.failure_type, "reasons": event.reasons[:20], "attempt": event.attempt}
+            if meta.template in self.families.ids():
+                # a family revision is a fresh instance (new seed) at the same knobs, or the agent's repair
+                info = BuildInfo(revision=meta.revision + 1, parent_task_id=event.task_id,
+                                 builder=str(getattr(meta, "builder", "family")),
+                                 extra={"feedback_round": event.attempt, "feedback": feedback})
+                family = self.families.get(meta.template)
+                return [self.flow.build(card, family, plan_of(meta, info.revision), info, previous=previous.root,
+                                        feedback=feedback)]
+            template = self.templates.get(meta.template)
             info = BuildInfo(
                 revision=meta.revision + 1,
                 parent_task_id=event.task_id,
@@ -208,6 +276,11 @@ class BuilderService:
         with self.ctx.task_checkout(keys.task_package(event.task_id)) as previous, self._card(event.skill_id) as card:
             config: TaskConfig = previous.config()
             meta = config.metadata
+            if meta.template in self.families.ids():
+                record, revised = self._harden_family(event, card, meta, previous.root, diagnosis)
+                put_json(self.ctx.store, hardening_report_key(event.task_id, event.round),
+                         {**record, "new_pattern": new_pattern})
+                return revised
             template = self.templates.get(meta.template)
             builder = str(getattr(meta, "builder", "template"))
             used = list(meta.difficulty_patterns)
@@ -231,6 +304,21 @@ class BuilderService:
             "new_task_id": built.task_id, "added_patterns": added, "new_pattern": new_pattern,
         })
         return [built]
+
+    def _harden_family(self, event: HardeningRequested, card: SkillCard, meta: Any, previous: Path,
+                       diagnosis: dict[str, Any]) -> tuple[dict[str, Any], list[Payload]]:
+        """Raise the family's next knob; the revision records which knobs changed."""
+        family = self.families.get(meta.template)
+        builder = str(getattr(meta, "builder", "family"))
+        plan, changes = harden_family(family.spec, meta, revision=meta.revision + 1)
+        record: dict[str, Any] = {"task_id": event.task_id, "round": event.round, "diagnosis": diagnosis,
+                                  "family": family.spec.id, "knob_changes": [c.to_dict() for c in changes]}
+        if not changes and builder != "llm":
+            return {**record, "outcome": "no_harder_variant"}, []
+        info = BuildInfo(revision=meta.revision + 1, parent_task_id=event.task_id, builder=builder,
+                         extra={"hardening_round": event.round, "hardening": diagnosis, "feedback_round": 0})
+        built = self.flow.build(card, family, plan, info, previous=previous, diagnosis=diagnosis)
+        return {**record, "outcome": "revised", "new_task_id": built.task_id}, [built]
 
     # -- helpers --------------------------------------------------------------------------
     def _card(self, skill_id: str) -> AbstractContextManager[SkillCard]:

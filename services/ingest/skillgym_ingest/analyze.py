@@ -18,10 +18,11 @@ from skillgym_ingest.annotate.quality import annotate_quality
 from skillgym_ingest.annotate.runtime import RUNTIME_RULES, annotate_runtime
 from skillgym_ingest.annotate.safety import SAFETY_RULESET, screen
 from skillgym_ingest.content import SkillContent, build_content, normalized_hash, tree_hash
-from skillgym_ingest.dedup import signature
 from skillgym_ingest.errors import IngestError
 from skillgym_ingest.filters import rejection_reasons
 from skillgym_ingest.loader import SkillFolder, load_folder
+from skillgym_ingest.minhash import capped_shingles, signature_of, words_and_offsets
+from skillgym_ingest.script_signature import fingerprint_of, strip_comments
 from skillgym_ingest.settings import IngestSettings
 from skillgym_ingest.spec import check_front_matter
 from skillgym_ingest.taxonomy import KeywordClassifier, load_taxonomy
@@ -34,7 +35,8 @@ class Analysis:
     record: SkillRecord
     root: Path | None
     normalized_hash: str | None = None
-    signature: np.ndarray | None = None
+    signature: np.ndarray | None = None  # of the text: SKILL.md, plus the scripts when they are small
+    script_signature: np.ndarray | None = None  # of the code, when there is enough of it
 
 
 def skill_id_for(content_hash: str) -> str:
@@ -94,11 +96,8 @@ def analyze_folder(folder: SkillFolder, settings: IngestSettings) -> Analysis:
     annotate_record(record, content, settings)
     record.reasons = rejection_reasons(record, settings, has_skill_md=content.skill_md_path is not None)
     record.normalized_hash = normalized_hash(content)
-    sig = None
-    if settings.dedup:
-        text = shingle_source(content)
-        sig = signature(text, settings) if text.strip() else None
-    return Analysis(record, folder.root, record.normalized_hash, sig)
+    sig, script_sig = dedup_signatures(content, settings) if settings.dedup else (None, None)
+    return Analysis(record, folder.root, record.normalized_hash, sig, script_sig)
 
 
 def annotate_record(record: SkillRecord, content: SkillContent, settings: IngestSettings) -> None:
@@ -121,9 +120,25 @@ def classifier_for(taxonomy_path: Path | None) -> KeywordClassifier:
     return KeywordClassifier(load_taxonomy(taxonomy_path))
 
 
-def shingle_source(content: SkillContent) -> str:
-    scripts = "\n".join(f.text for f in content.scripts())
-    return f"{content.description}\n{content.body}\n{scripts}"
+def dedup_signatures(content: SkillContent, settings: IngestSettings) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The text signature and the script signature of a skill (either may be None).
+
+    The text is SKILL.md; scripts too small for a signature of their own count as part of it
+    (comments removed), big ones are left out, so that a rewritten SKILL.md over the same
+    program and a different program under a templated SKILL.md are each judged on what differs.
+    SKILL.md and every script are hashed in one pass and the words split back per file."""
+    scripts = content.scripts()
+    head = f"{content.description}\n{content.body}\n"
+    codes = [strip_comments(script.text, script.suffix) for script in scripts]
+    tokens, offsets = words_and_offsets(head + "\n".join(codes))
+    bounds = np.cumsum([len(head.encode("utf-8", "replace"))] + [len(code.encode("utf-8", "replace")) + 1 for code in codes])
+    cuts = np.searchsorted(offsets, bounds).tolist()
+    per_file = [(script.path, tokens[cuts[i] : cuts[i + 1]]) for i, script in enumerate(scripts)]
+    script_sig = fingerprint_of(per_file, settings).signature
+    text_tokens = tokens if script_sig is None else tokens[: cuts[0]]
+    if text_tokens.size == 0:
+        return None, script_sig
+    return signature_of(capped_shingles(text_tokens, settings.shingle_size), settings.minhash_perms), script_sig
 
 
 def error_record(source: str, name: str, exc: IngestError) -> SkillRecord:

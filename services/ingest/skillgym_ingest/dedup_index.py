@@ -7,6 +7,7 @@ memory as deciding skill number ten thousand."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -14,14 +15,23 @@ from skillgym_ingest.disk_table import BucketTable, IdLog, RecordLog
 from skillgym_ingest.minhash import band_keys
 from skillgym_ingest.settings import IngestSettings
 
-__all__ = ["BucketTable", "ExactIndex", "IdLog", "NearDuplicateIndex", "RecordLog"]
+__all__ = ["BucketTable", "ExactIndex", "IdLog", "Lookup", "NearDuplicateIndex", "RecordLog"]
+
+
+class Lookup(NamedTuple):
+    found: tuple[str, float] | None  # representative id and estimated similarity
+    signature: np.ndarray
+    keys: list[int]
+    probed: tuple[list[int], list[int]]
 
 
 class NearDuplicateIndex:
-    """Answers "is this close to a skill seen before?" and remembers the skill when it is not."""
+    """Answers "is this close to a skill seen before?" and remembers the skill when it is not.
 
-    def __init__(self, settings: IngestSettings, directory: Path | None = None) -> None:
-        self.threshold = settings.near_dup_threshold
+    ``threshold`` defaults to ``near_dup_threshold``; the script index passes its own."""
+
+    def __init__(self, settings: IngestSettings, directory: Path | None = None, threshold: float | None = None) -> None:
+        self.threshold = settings.near_dup_threshold if threshold is None else threshold
         self.bands = settings.minhash_bands
         self.perms = settings.minhash_perms
         directory = directory or settings.dedup_dir
@@ -59,6 +69,15 @@ class NearDuplicateIndex:
         index = self._ids.append(skill_id)
         self._signatures.append(np.ascontiguousarray(sig, dtype=np.uint32).tobytes())
         self._table.fill(keys, [index] * len(keys), *probed)
+
+    def lookup(self, sig: np.ndarray, keys: np.ndarray | None = None) -> Lookup:
+        """The best match, if any, and what :meth:`remember` needs to add the skill without probing again."""
+        key_list = self._keys(sig, keys)
+        found, probed = self._query(sig, key_list)
+        return Lookup(found, sig, key_list, probed)
+
+    def remember(self, skill_id: str, looked_up: Lookup) -> None:
+        self._add(skill_id, looked_up.signature, looked_up.keys, looked_up.probed)
 
     def query_or_add(
         self, skill_id: str, sig: np.ndarray, keys: np.ndarray | None = None

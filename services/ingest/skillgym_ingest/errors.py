@@ -57,3 +57,9 @@ class SkillReadError(IngestError):
 
 class LLMAnnotatorError(IngestError):
     reason = "llm_annotator"
+
+
+class LabelsError(IngestError):
+    """A hand-labelled corpus file is missing, malformed or does not match the corpus it labels."""
+
+    reason = "labels_invalid"

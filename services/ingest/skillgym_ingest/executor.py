@@ -25,6 +25,7 @@ from skillgym_ingest.units import FailedUnit, FolderUnit, Unit
 def analyze_chunk(units: list[Unit], settings: IngestSettings, pack: bool) -> AnalyzedChunk:
     chunk = AnalyzedChunk()
     signatures: list[np.ndarray] = []
+    script_signatures: list[np.ndarray] = []
     for unit in units:
         if isinstance(unit, FailedUnit):
             analysis = Analysis(unit.record, None)
@@ -34,14 +35,20 @@ def analyze_chunk(units: list[Unit], settings: IngestSettings, pack: bool) -> An
         # Pack in the worker only what can still be accepted; duplicates are rare enough.
         if pack and analysis.root is not None and not analysis.record.reasons:
             packed = pack_dir(analysis.root)
-        row = -1
+        row = script_row = -1
         if analysis.normalized_hash is not None and analysis.signature is not None:
             row = len(signatures)
             signatures.append(analysis.signature)
-        chunk.skills.append(SkillSummary.of(analysis.record, analysis.root, packed, row))
+        if analysis.normalized_hash is not None and analysis.script_signature is not None:
+            script_row = len(script_signatures)
+            script_signatures.append(analysis.script_signature)
+        chunk.skills.append(SkillSummary.of(analysis.record, analysis.root, packed, row, script_row))
     if signatures:
         chunk.signatures = np.stack(signatures)
         chunk.band_keys = band_keys(chunk.signatures, settings.minhash_bands)
+    if script_signatures:
+        chunk.script_signatures = np.stack(script_signatures)
+        chunk.script_band_keys = band_keys(chunk.script_signatures, settings.minhash_bands)
     return chunk
 
 

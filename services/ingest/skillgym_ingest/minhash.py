@@ -59,10 +59,16 @@ def word_hashes(text: str) -> np.ndarray:
 
     Vectorised polynomial hashing over the UTF-8 bytes: a word's hash is the difference of two
     prefix sums, rescaled by the inverse power of its start, so it does not depend on position."""
+    return words_and_offsets(text)[0]
+
+
+def words_and_offsets(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`word_hashes` and the UTF-8 byte offset where each word starts, so that one call can
+    hash several texts joined by newlines and the words be split back per text."""
     data = np.frombuffer(text.encode("utf-8", "replace")[:_MAX_BYTES], dtype=np.uint8)
     size = data.size
     if size == 0:
-        return np.zeros(0, dtype=np.uint64)
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.intp)
     flags = np.zeros(size + 2, dtype=np.int8)
     np.take(_IS_WORD, data, out=flags[1:-1])
     edges = flags[1:] - flags[:-1]
@@ -77,12 +83,21 @@ def word_hashes(text: str) -> np.ndarray:
     raw -= prefix[starts]
     raw *= _INVERSE_POWERS[starts]
     raw += (ends - starts).astype(np.uint64)
-    return _mix64_inplace(raw)
+    return _mix64_inplace(raw), starts
 
 
 def _shingles(text: str, size: int) -> np.ndarray:
     """Shingle hashes with repeats (MinHash does not care about them)."""
-    tokens = word_hashes(text)[:_MAX_WORDS]
+    return capped_shingles(word_hashes(text), size)
+
+
+def capped_shingles(tokens: np.ndarray, size: int) -> np.ndarray:
+    """:func:`token_shingles` of at most the first ``_MAX_WORDS`` tokens, as for any text."""
+    return token_shingles(tokens[:_MAX_WORDS], size)
+
+
+def token_shingles(tokens: np.ndarray, size: int) -> np.ndarray:
+    """Hashes of every run of ``size`` consecutive token hashes (all of them if there are fewer)."""
     if tokens.size == 0:
         return tokens
     size = min(size, tokens.size)
@@ -103,8 +118,11 @@ def shingle_hashes(text: str, size: int) -> np.ndarray:
 
 def signature(text: str, settings: IngestSettings) -> np.ndarray:
     """A ``minhash_perms``-long uint32 signature; equal slots estimate Jaccard similarity."""
-    perms = settings.minhash_perms
-    hashes = _shingles(text, settings.shingle_size)
+    return signature_of(_shingles(text, settings.shingle_size), settings.minhash_perms)
+
+
+def signature_of(hashes: np.ndarray, perms: int) -> np.ndarray:
+    """The one-permutation MinHash signature of a set of 64-bit shingle hashes."""
     sig = np.full(perms, _EMPTY32, dtype=np.uint32)
     if hashes.size == 0:
         return sig

@@ -67,7 +67,7 @@ def ingest(
             with unit_batch as units:
                 for chunk in pool.map(units, pack=pack):
                     for skill in chunk.skills:
-                        verdict = decider.decide(skill, *chunk.dedup_inputs(skill))
+                        verdict = decider.decide(skill, chunk.dedup_inputs(skill))
                         record = None
                         if annotator is not None and not verdict.reasons:
                             decider.count("llm_annotated")

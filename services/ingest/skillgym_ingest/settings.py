@@ -41,6 +41,14 @@ class IngestSettings(CommonSettings):
     minhash_bands: int = Field(32, ge=1)
     shingle_size: int = Field(3, ge=1)
     near_dup_threshold: float = Field(0.5, gt=0, le=1)
+    script_near_dup_threshold: float = Field(
+        0.7, gt=0, le=1, description="skills whose scripts are at least this similar are duplicates, whatever SKILL.md says"
+    )
+    script_shingle_size: int = Field(4, ge=1, description="tokens per shingle of comment-free code")
+    script_min_tokens: int = Field(
+        150, ge=1, description="scripts with fewer code tokens are too small to identify a skill; they count as its text"
+    )
+    script_min_file_tokens: int = Field(30, ge=1, description="smaller script files (empty __init__.py, shims) are ignored")
     dedup_dir: Path | None = Field(None, description="where the dedup index files go (unlinked temp files)")
     dedup_table_slots: int = Field(
         1 << 22, ge=8, description="first LSH table size (sparse on disk); it chains a larger one when half full"

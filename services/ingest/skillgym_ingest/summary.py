@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from skillgym_core.contracts.skill import SkillRecord
@@ -48,15 +49,18 @@ class SkillSummary:
     root: Path | None = None
     packed: bytes | None = None
     signature_row: int = -1
+    script_row: int = -1
 
     @classmethod
-    def of(cls, record: SkillRecord, root: Path | None, packed: bytes | None, signature_row: int) -> SkillSummary:
+    def of(
+        cls, record: SkillRecord, root: Path | None, packed: bytes | None, signature_row: int, script_row: int = -1
+    ) -> SkillSummary:
         if TAIL_SPLIT_OK:
             head = record.model_dump_json(exclude=_EXCLUDE).encode()[:-1]
         else:
             head = record.model_dump_json().encode()
         return cls(record.skill_id, record.name, record.category, list(record.reasons), record.normalized_hash,
-                   head, root, packed, signature_row)
+                   head, root, packed, signature_row, script_row)
 
     def json_line(self, verdict: Verdict) -> bytes:
         """The finished record as pydantic would serialise it, without building the model."""
@@ -91,15 +95,33 @@ def _string(value: str | None) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+class DedupInputs(NamedTuple):
+    """What dedup compares: the text signature and band keys, and the same for the scripts."""
+
+    signature: np.ndarray | None = None
+    keys: np.ndarray | None = None
+    script_signature: np.ndarray | None = None
+    script_keys: np.ndarray | None = None
+
+
 @dataclass
 class AnalyzedChunk:
-    """A chunk's summaries in input order, with the dedup inputs of those that have text."""
+    """A chunk's summaries in input order, with the dedup inputs of those that have text or code."""
 
     skills: list[SkillSummary] = field(default_factory=list)
     signatures: np.ndarray | None = None  # (rows, perms) uint32
     band_keys: np.ndarray | None = None  # (rows, bands) uint64
+    script_signatures: np.ndarray | None = None  # (script rows, perms) uint32
+    script_band_keys: np.ndarray | None = None  # (script rows, bands) uint64
 
-    def dedup_inputs(self, skill: SkillSummary) -> tuple[np.ndarray | None, np.ndarray | None]:
-        if skill.signature_row < 0 or self.signatures is None or self.band_keys is None:
-            return None, None
-        return self.signatures[skill.signature_row], self.band_keys[skill.signature_row]
+    def dedup_inputs(self, skill: SkillSummary) -> DedupInputs:
+        return DedupInputs(*_row(self.signatures, self.band_keys, skill.signature_row),
+                           *_row(self.script_signatures, self.script_band_keys, skill.script_row))
+
+
+def _row(
+    signatures: np.ndarray | None, keys: np.ndarray | None, row: int
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    if row < 0 or signatures is None or keys is None:
+        return None, None
+    return signatures[row], keys[row]

@@ -7,13 +7,16 @@ import json
 import random
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 from skillgym_core.contracts.task import Profile
 
 from skillgym_builder.blueprint import Blueprint
 from skillgym_builder.skillcard import SkillCard
+
+if TYPE_CHECKING:
+    from skillgym_builder.families.render import RenderJob
 
 
 class RubricItem(BaseModel):
@@ -68,6 +71,11 @@ class TemplateOutput:
     blueprint: Blueprint | None = None
     params: dict[str, Any] = field(default_factory=dict)
     solve_script: str | None = None  # a complete solve.sh, used instead of ``solution_steps``
+    alternative_scripts: dict[str, str] = field(default_factory=dict)  # complete solution/alternatives/*.sh
+    requirements: list[str] = field(default_factory=list)  # environment/requirements.txt, one per line
+    equivalences: dict[str, list[str]] = field(default_factory=dict)  # tests/equivalences.json
+    metadata: dict[str, Any] = field(default_factory=dict)  # extra [metadata] keys (family, knobs, claims)
+    render_jobs: list[RenderJob] = field(default_factory=list)  # workspace files a real library must make
 
 
 class Template(Protocol):

@@ -117,6 +117,8 @@ class Hit:
     file: str
     line: int
     excerpt: str
+    column: int = 0  # where the match starts in ``excerpt`` (may lie past its 200-character cut)
+    end: int = 0  # where it ends, likewise
 
     def evidence(self) -> Evidence:
         return Evidence(rule=self.rule, file=self.file, line=self.line, excerpt=self.excerpt)
@@ -163,8 +165,9 @@ class RuleSet:
                     line = text.count("\n", 0, match.start()) + line_offset
                     start = text.rfind("\n", 0, match.start()) + 1
                     end = text.find("\n", match.end())
-                    excerpt = text[start : end if end != -1 else len(text)].strip()[:200]
-                    hits.append(Hit(item.rule, path, line, excerpt))
+                    raw = text[start : end if end != -1 else len(text)]
+                    column = match.start() - start - (len(raw) - len(raw.lstrip()))
+                    hits.append(Hit(item.rule, path, line, raw.strip()[:200], column, column + len(match.group(0))))
                     if count >= max_hits_per_rule:
                         break
         return hits

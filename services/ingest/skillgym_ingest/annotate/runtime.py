@@ -1,5 +1,6 @@
-"""Runtime requirements: network, GPU, external binaries, dependencies, env vars, OS/arch,
-destructive writes. Rules first; each value carries the evidence that produced it."""
+"""Runtime requirements: network, GPU, credentials, external binaries, dependencies, env vars,
+OS/arch, destructive writes. Rules first; each value carries the evidence that produced it, and
+the needs (network, GPU, credentials) also the evidence that was discounted and why."""
 
 from __future__ import annotations
 
@@ -8,59 +9,15 @@ from collections import defaultdict
 from skillgym_core.contracts.skill import Annotation, Evidence
 
 from skillgym_ingest.annotate.binaries import external_binaries
+from skillgym_ingest.annotate.credentials import CREDENTIAL_RULES, credentials_annotation, key_variable_hits, qualified
 from skillgym_ingest.annotate.deps import dependencies
+from skillgym_ingest.annotate.gpu import GPU_RULES, gpu_annotation
+from skillgym_ingest.annotate.network import NETWORK_RULES, network_annotation
+from skillgym_ingest.annotate.qualifiers import Outline, outline
 from skillgym_ingest.annotate.rules import Hit, RuleSet, rule
 from skillgym_ingest.content import SCRIPT_LANGUAGES, SkillContent
 from skillgym_ingest.spec import allowed_tools
 
-_NOT_LOCAL = r"(?!localhost|127\.|0\.0\.0\.0|\[::1\]|example\.(?:com|org))"
-
-NETWORK_RULES = [
-    rule("runtime.network.python_http", r"\b(?:requests|httpx|aiohttp|urllib3)\.(?:get|post|put|patch|delete|request|"
-         r"Session|Client|AsyncClient|ClientSession|PoolManager)\b|\burllib\.request\.urlopen|\burlopen\(",
-         ["requests.", "httpx.", "aiohttp.", "urllib", "urlopen"], "code", human_docs=False),
-    rule("runtime.network.js_http", r"\bfetch\(\s*[`'\"]https?://" + _NOT_LOCAL + r"|\baxios\.(?:get|post|create)\b|"
-         r"\bhttps?\.get\(", ["fetch(", "axios.", ".get("], "code", human_docs=False,
-         anchors=["fetch(", "axios.", "http"]),
-    rule("runtime.network.download_command", r"\b(?:curl|wget)\b[^\n|]*?https?://" + _NOT_LOCAL,
-         ["curl", "wget"], human_docs=False),
-    rule("runtime.network.git_clone", r"\bgit\s+clone\s+(?:https?://|git@)", ["git clone"], human_docs=False),
-    rule("runtime.network.web_tool", r"\b(?:WebFetch|WebSearch|web[_ ](?:search|fetch)|browse the web|search the web|"
-         r"internet access|requires? (?:an? )?(?:internet|network) connection)\b",
-         ["webfetch", "websearch", "web search", "web_search", "web_fetch", "web fetch", "browse the web",
-          "search the web", "internet", "network connection"], "instructions", human_docs=False),
-    rule("runtime.network.api_endpoint", r"https?://(?:api\.|[\w.-]*\.googleapis\.com|hooks\.slack\.com|"
-         r"[\w.-]*\.amazonaws\.com|graph\.microsoft\.com)[\w./-]*", ["http"], "scripts"),
-    rule("runtime.network.socket", r"\bsocket\.(?:create_connection|socket)\(|\bnew WebSocket\(|\bwebsockets?\.connect\(|"
-         r"\bsmtplib\.SMTP(?:_SSL)?\(", ["socket", "smtplib"], "scripts"),
-    rule("runtime.network.remote_cli", r"\b(?:gh\s+(?:pr|run|api|auth|repo|issue|release|workflow)|"
-         r"gcloud\s+[a-z]|aws\s+(?:s3|ec2|lambda|iam|sts|configure|cloudformation|ecr|eks)\b|"
-         r"az\s+(?:login|account|group|vm|storage|aks)|git\s+(?:push|pull|fetch)|"
-         r"docker\s+(?:pull|push|login))\b",
-         ["gh ", "gcloud ", "aws ", "az ", "git push", "git pull", "git fetch", "docker pull", "docker push",
-          "docker login"], "instructions", human_docs=False),
-    rule("runtime.network.mcp", r"\bmcp__\w+|\bMCP server\b|`[A-Z][A-Za-z]+:[a-z][a-z0-9]*(?:-[a-z0-9]+)+`",
-         ["mcp", "`"], "instructions", human_docs=False, anchors=["mcp", "`"]),
-]
-NETWORK_INSTALL_RULES = [
-    rule("runtime.network.install_time", r"\b(?:pip3?|uv pip|npm|pnpm|yarn|apt(?:-get)?|brew|cargo|gem|conda)\s+"
-         r"(?:install|add|i)\b", ["install", " add", " i "]),
-]
-GPU_REQUIRED_RULES = [
-    rule("runtime.gpu.cuda_device", r"\.cuda\(\)|\bdevice\s*=\s*['\"]cuda|['\"]cuda:\d['\"]|\bto\(['\"]cuda",
-         ["cuda"], "code"),
-    rule("runtime.gpu.nvidia_tooling", r"\bnvidia-smi\b|\bCUDA_VISIBLE_DEVICES\b|--gpus\b|\bnvcc\b",
-         ["nvidia-smi", "cuda_visible_devices", "--gpus", "nvcc"]),
-    rule("runtime.gpu.gpu_library", r"\b(?:vllm|flash_attn|cupy|tensorrt|bitsandbytes|xformers|triton)\b",
-         ["vllm", "flash_attn", "cupy", "tensorrt", "bitsandbytes", "xformers", "triton"], "code"),
-    rule("runtime.gpu.stated", r"\b(?:requires?|needs?|must have)\s+(?:an?\s+)?(?:NVIDIA\s+|CUDA[- ]capable\s+)?GPU\b|"
-         r"\bGPU\s+(?:is\s+)?required\b|\baccelerator\s*=\s*['\"]gpu", ["gpu"]),
-]
-GPU_OPTIONAL_RULES = [
-    rule("runtime.gpu.fallback", r"cuda\.is_available\(\)|\bGPU\s+(?:is\s+)?optional\b|\bif (?:you have )?a GPU\b|"
-         r"\bfalls? back to (?:the )?CPU\b|\bCPU[- ]only\b|--device\s+cpu",
-         ["is_available", "optional", "a gpu", "cpu"]),
-]
 ENV_RULES = [
     rule("runtime.env.python", r"os\.(?:environ(?:\.get)?\s*[\[(]|getenv\()\s*['\"]([A-Z][A-Z0-9_]{2,})['\"]",
          ["environ", "getenv"], "code", 0),
@@ -100,10 +57,7 @@ def _annotation(value: object, hits: list[Hit], rule_name: str | None = None) ->
     return Annotation(value=value, evidence=evidence)
 
 
-RUNTIME_RULES = RuleSet(
-    NETWORK_RULES + NETWORK_INSTALL_RULES + GPU_REQUIRED_RULES + GPU_OPTIONAL_RULES + ENV_RULES + OS_RULES
-    + DESTRUCTIVE_RULES
-)
+RUNTIME_RULES = RuleSet(NETWORK_RULES + GPU_RULES + CREDENTIAL_RULES + ENV_RULES + OS_RULES + DESTRUCTIVE_RULES)
 
 
 def annotate_runtime(content: SkillContent, hits: list[Hit] | None = None) -> dict[str, Annotation]:
@@ -115,31 +69,15 @@ def annotate_runtime(content: SkillContent, hits: list[Hit] | None = None) -> di
     for hit in hits:
         by_prefix[hit.rule.rsplit(".", 1)[0]].append(hit)
 
+    needs = ("runtime.network", "runtime.gpu", "runtime.credentials", "runtime.env")
+    # Most skills have no need signals at all; only those that do have their SKILL.md outlined.
+    shape = outline(content) if any(by_prefix[p] for p in needs) else Outline(content.skill_md_path, [], [], [])
     tools = allowed_tools(content.parsed.front_matter)
-    net_tools = [t for t in tools if t.split("(")[0] in {"WebFetch", "WebSearch"}]
-    network_hits = [h for h in by_prefix["runtime.network"] if h.rule != "runtime.network.install_time"]
+    network_tools = [t for t in tools if t.split("(")[0] in {"WebFetch", "WebSearch"}]
     env_names = _env_names(by_prefix["runtime.env"])
     api_keys = sorted(n for n in env_names if any(s in n for s in ("KEY", "TOKEN", "SECRET", "PASSWORD")))
-    # A credential the skill itself reads (script) or tells the user to export: a remote service.
-    service_keys = sorted(
-        n for n in _env_names([h for h in by_prefix["runtime.env"]
-                               if (h.rule in {"runtime.env.python", "runtime.env.js"} and _is_script(h.file))
-                               or h.excerpt.lstrip().startswith("export ")])
-        if any(s in n for s in ("API_KEY", "TOKEN", "ACCESS_KEY"))
-    )
-    network_value = {
-        "required": bool(network_hits or net_tools or service_keys),
-        "install_time": any(h.rule == "runtime.network.install_time" for h in hits),
-        "signals": sorted({h.rule.rsplit(".", 1)[1] for h in network_hits}
-                          | ({"allowed_tools"} if net_tools else set()) | ({"api_key"} if service_keys else set())),
-    }
-    network_evidence = network_hits + [h for h in by_prefix["runtime.env"] if any(k in h.excerpt for k in service_keys)]
-
-    gpu_hits = by_prefix["runtime.gpu"]
-    required_files = {h.file for h in gpu_hits if h.rule != "runtime.gpu.fallback"}
-    fallback_files = {h.file for h in gpu_hits if h.rule == "runtime.gpu.fallback"}
-    gpu_value = {"required": bool(required_files - fallback_files), "mentioned": bool(gpu_hits)}
-
+    needed, discounted = qualified(by_prefix["runtime.credentials"], key_variable_hits(by_prefix["runtime.env"], shape),
+                                   shape)
     os_hits = by_prefix["runtime.os"] + by_prefix["runtime.arch"]
     os_mentioned = sorted({h.rule.split(".")[2] for h in by_prefix["runtime.os"]})
     os_only = sorted({h.rule.split(".")[2] for h in by_prefix["runtime.os"]
@@ -148,8 +86,10 @@ def annotate_runtime(content: SkillContent, hits: list[Hit] | None = None) -> di
     deps_value, deps_evidence = dependencies(content)
     destructive_hits = by_prefix["runtime.destructive"]
     return {
-        "network": _annotation(network_value, network_evidence, "runtime.network.none_found"),
-        "gpu": _annotation(gpu_value, gpu_hits, "runtime.gpu.none_found"),
+        "network": network_annotation(by_prefix["runtime.network"], shape, network_tools=network_tools,
+                                      credential_hits=needed),
+        "gpu": gpu_annotation(by_prefix["runtime.gpu"], shape),
+        "credentials": credentials_annotation(needed, discounted),
         "external_binaries": Annotation(value=binaries, evidence=binary_evidence[:20]),
         "dependencies": Annotation(value=deps_value, evidence=deps_evidence[:20]),
         "env_vars": _annotation({"names": env_names, "api_keys": api_keys}, by_prefix["runtime.env"],

@@ -70,6 +70,23 @@ def git(*args, timeout=60):
     return done.stdout
 
 
+def number(value):
+    """A JSON number (not a bool, not a string); raises otherwise so the check fails."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    return float(value)
+
+
+def close(got, expected, rel=1e-6, abs_tol=1e-9):
+    """``got`` is a number within the tolerance of ``expected``."""
+    value = number(got)
+    return abs(value - expected) <= max(abs_tol, rel * abs(expected))
+
+
+def exact_int(got, expected):
+    return not isinstance(got, bool) and isinstance(got, int) and got == expected
+
+
 def norm(text):
     """Compare headings and labels leniently: case, spacing, markup and trailing colons."""
     text = re.sub(r"[*_`#]+", "", str(text))

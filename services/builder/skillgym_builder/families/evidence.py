@@ -1,0 +1,102 @@
+"""What ingestion found out about a skill, read for the suitability gate: its classified
+(sub)category, detected dependencies, scripts and external programs, and network/GPU needs."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillgym_builder.families.base import FamilySpec, Fit
+from skillgym_builder.skillcard import SkillCard
+
+SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".ts", ".rb", ".pl")
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name.strip().lower())
+
+
+def _annotation(record_part: dict[str, Any], key: str) -> Any:
+    annotation = record_part.get(key)
+    return getattr(annotation, "value", None)
+
+
+@dataclass(frozen=True)
+class SkillEvidence:
+    category: str | None
+    subcategory: str | None
+    packages: frozenset[str]
+    binaries: frozenset[str]
+    scripts: tuple[str, ...]
+    network_required: bool
+    gpu_required: bool
+    text: str = field(repr=False)
+
+    @classmethod
+    def of(cls, card: SkillCard) -> SkillEvidence:
+        runtime = card.record.runtime
+        deps = _annotation(runtime, "dependencies") or {}
+        packages = {_norm(p) for key in ("declared", "imported") for p in deps.get(key, []) if isinstance(p, str)}
+        binaries = {str(b) for b in (_annotation(runtime, "external_binaries") or []) if isinstance(b, str)}
+        network = _annotation(runtime, "network") or {}
+        gpu = _annotation(runtime, "gpu") or {}
+        scripts = tuple(f.path for f in card.record.files if f.path.lower().endswith(SCRIPT_SUFFIXES))
+        return cls(
+            category=card.record.category,
+            subcategory=card.record.subcategory,
+            packages=frozenset(packages),
+            binaries=frozenset(binaries),
+            scripts=scripts,
+            network_required=bool(network.get("required")) if isinstance(network, dict) else False,
+            gpu_required=bool(gpu.get("required")) if isinstance(gpu, dict) else False,
+            text=card.skill_md,
+        )
+
+
+def assess(
+    spec: FamilySpec,
+    evidence: SkillEvidence,
+    *,
+    have_binary: Callable[[str], bool] = lambda name: shutil.which(name) is not None,
+) -> Fit:
+    """The generic gate every family starts from: hard needs first (network, GPU, programs this
+    builder lacks), then the served subcategory, then the family's other evidence."""
+
+    def no(code: str, reason: str, found: list[str] | None = None) -> Fit:
+        return Fit(family=spec.id, fits=False, code=code, reason=reason, evidence=found or [])
+
+    if evidence.network_required:
+        return no("needs_network", "the skill needs network access; tasks run offline")
+    if evidence.gpu_required:
+        return no("needs_gpu", "the skill needs a GPU; tasks run on CPU")
+    missing = [b for b in spec.dependencies.binaries if not have_binary(b)]
+    if missing:
+        return no("missing_binaries", f"{spec.id} needs {', '.join(missing)}, which this builder lacks")
+    if evidence.subcategory and evidence.subcategory in spec.subcategories:
+        return Fit(family=spec.id, fits=True, code="subcategory", strength=2,
+                   reason=f"serves subcategory {evidence.subcategory}", evidence=[f"subcategory:{evidence.subcategory}"])
+    rules = spec.fit
+    packages = sorted(evidence.packages & {_norm(p) for p in rules.packages})
+    if packages:
+        return Fit(family=spec.id, fits=True, code="dependencies", strength=1,
+                   reason=f"the skill uses {', '.join(packages)}", evidence=[f"package:{p}" for p in packages])
+    binaries = sorted(evidence.binaries & set(rules.binaries))
+    if binaries:
+        return Fit(family=spec.id, fits=True, code="binaries", strength=1,
+                   reason=f"the skill runs {', '.join(binaries)}", evidence=[f"binary:{b}" for b in binaries])
+    terms = [t for t in rules.terms if re.search(t, evidence.text, re.I)]
+    where = {evidence.category, evidence.subcategory} - {None}
+    in_scope = not rules.term_categories or bool(where & set(rules.term_categories))
+    if rules.terms and len(terms) >= rules.min_terms and in_scope:
+        return Fit(family=spec.id, fits=True, code="terms", strength=1,
+                   reason=f"SKILL.md describes the family's work ({len(terms)} of its terms)",
+                   evidence=[f"term:{t}" for t in terms])
+    served = ", ".join(spec.subcategories) or "none"
+    return no(
+        "subcategory_not_served",
+        f"subcategory {evidence.subcategory or 'unclassified'} is not served (serves {served}) and the skill "
+        f"shows none of the family's dependencies, programs or terms",
+    )

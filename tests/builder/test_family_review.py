@@ -1,0 +1,34 @@
+"""Each family's task, built by the builder service, passes the reviewer's gates (validity,
+leakage, mutation probes, declared equivalences) with its environment built for real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from skillgym_builder import BuilderService, BuilderSettings
+from skillgym_builder.families import registry
+from skillgym_builder.families.seeds import seed_skill_dir
+from skillgym_core.contracts.events import EnvBuilt, EnvReviewed
+from skillgym_core.envbuild import LocalVenvProvider
+from skillgym_reviewer import ReviewerService, ReviewerSettings
+
+from tests.builder.skills import make_context, put_skill, wrap
+
+pytestmark = pytest.mark.slow
+
+
+
+@pytest.mark.parametrize("family_id", registry().ids())
+def test_family_task_is_approved_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider, family_id: str) -> None:
+    """Every family, built for its own example skill, passes review at medium difficulty."""
+    ctx = make_context(tmp_path)
+    spec = registry().get(family_id).spec
+    cache = env_provider.cache_dir
+    builder = BuilderService(ctx, BuilderSettings(env_cache=cache, family_difficulty="medium"))
+    skill = put_skill(ctx.store, seed_skill_dir(family_id), subcategory=spec.subcategories[0], category=spec.category)
+    built = builder.handle(wrap(skill))
+    assert len(built) == 1 and isinstance(built[0], EnvBuilt) and built[0].template == family_id
+    reviewed = ReviewerService(ctx, ReviewerSettings(env_cache=cache)).handle(wrap(built[0]))[0]
+    assert isinstance(reviewed, EnvReviewed)
+    assert reviewed.approved, reviewed.reasons

@@ -1,0 +1,118 @@
+"""service-triage: a web service behind nginx with planted faults; the fixed configuration must
+parse with crossplane and route correctly, the report must classify each cause with the skill's
+failure classes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from skillgym_builder.families.service_assets import DEFAULT_CLASSES, nginx_directives
+from skillgym_builder.families.service_triage import ServiceTriageFamily, classes_for
+from skillgym_builder.families.skillfacts import vocabulary
+from skillgym_core.conformance import check_task
+from skillgym_core.envbuild import LocalVenvProvider, lint_environment
+
+from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json
+
+KNOBS = {"multi_step": 2, "error_recovery": 1, "distractor_files": 2, "noise_level": 0.3, "record_count": 400}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, env_provider: LocalVenvProvider) -> BuiltTask:
+    card = card_for("web-service-triage", "system-administration")
+    return build(ServiceTriageFamily(), card, KNOBS, tmp_path_factory.mktemp("triage"), env_provider)
+
+
+@pytest.fixture(scope="module")
+def solved(built: BuiltTask) -> Path:
+    ok, workspace = built.solve()
+    assert ok
+    return workspace
+
+
+def test_the_skills_failure_classes_are_read_and_mapped() -> None:
+    fact = vocabulary(card_for("web-service-triage", None))
+    assert fact is not None and "upstream unreachable" in fact.value  # type: ignore[operator]
+    mapping = classes_for(list(fact.value), ["upstream_port", "syntax", "permission", "port_conflict"])  # type: ignore[call-overload]
+    assert mapping == {"upstream_port": "upstream unreachable", "syntax": "config error",
+                       "permission": "permission denied", "port_conflict": "port conflict"}
+    assert classes_for(["crash", "timeout", "oom", "other"], ["syntax"]) is None
+    assert classes_for(DEFAULT_CLASSES, ["permission"]) == {"permission": "permission denied"}
+
+
+def test_the_healthy_site_reads_as_crossplane_reads_it() -> None:
+    config = "server {\n    listen 80;\n    location / {\n        return 200 \"ok\";\n        proxy_pass http://x:1;\n    }\n}\n"
+    assert nginx_directives(config) == [
+        [[], "server", []], [["server"], "listen", ["80"]], [["server"], "location", ["/"]],
+        [["server", "location", "/"], "return", ["200", "ok"]],
+    ]
+
+
+def test_task_conforms_and_the_broken_service_fails(built: BuiltTask) -> None:
+    assert check_task(built.task.root) == []
+    assert lint_environment(built.task) == []
+    outcome = built.untouched()
+    assert not outcome.passed and outcome.rewards["configuration"] == 0
+    assert "syntax" in built.extra("planted_faults") and len(built.extra("planted_faults")) == 3
+    assert (built.task.root / "environment" / "requirements.txt").read_text().startswith("crossplane")
+
+
+def test_reference_and_alternative_fixes_pass(built: BuiltTask, solved: Path) -> None:
+    assert built.verify(solved).passed
+    ok, alternative = built.solve("alternatives/move-the-app-port.sh")
+    assert ok and built.verify(alternative).passed
+
+
+def test_the_failure_classes_need_the_skill(built: BuiltTask) -> None:
+    dependence = built.extra("skill_dependence")
+    assert dependence["claimed"] and dependence["holds"], dependence
+    assert "upstream unreachable" not in built.task.instruction()
+
+
+def _edit_site(change: Any) -> Any:
+    def edit(workspace: Path) -> None:
+        site = next(p for p in (workspace / "etc/nginx/sites-enabled").glob("*.conf") if p.name != "status.conf")
+        site.write_text(change(site.read_text()))
+
+    return edit
+
+
+def _proxy_to_health_port(text: str) -> str:
+    health = re.search(r"listen 127\.0\.0\.1:(\d+);", text).group(1)  # type: ignore[union-attr]
+    return re.sub(r"proxy_pass http://127\.0\.0\.1:\d+;", f"proxy_pass http://127.0.0.1:{health};", text)
+
+
+def _wrong_class(value: dict[str, Any]) -> None:
+    value["findings"][0]["cause"] = "dependency missing"
+
+
+def _unit_as_root(workspace: Path) -> None:
+    unit = next((workspace / "etc/systemd/system").glob("*.service"))
+    unit.write_text(re.sub(r"^User=.*$", "User=root", unit.read_text(), flags=re.M))
+
+
+def _syntax_error_left_in(workspace: Path) -> None:
+    _edit_site(lambda t: t.replace("proxy_set_header Host $host;", "proxy_set_header Host $host"))(workspace)
+
+
+@pytest.mark.parametrize(("name", "edit"), [
+    ("security headers dropped in a rewrite", _edit_site(lambda t: re.sub(r"\n\s*add_header [^\n]*", "", t))),
+    ("proxy sent to the health port", _edit_site(_proxy_to_health_port)),
+    ("syntax error left in", _syntax_error_left_in),
+    ("unit runs as root", _unit_as_root),
+    ("cause named outside the skill's classes", rewrite_json("out/triage.json", _wrong_class)),
+    ("a finding left out", rewrite_json("out/triage.json", lambda v: v["findings"].pop())),
+    ("findings file names the logs", rewrite_json("out/triage.json",
+                                                   lambda v: v["findings"][0].update(file="logs/nginx/error.log"))),
+])
+def test_wrong_but_plausible_fixes_are_rejected(built: BuiltTask, solved: Path, name: str, edit: Any) -> None:
+    assert not built.verify_edited(solved, edit).passed, name
+
+
+def test_findings_in_another_order_are_accepted(built: BuiltTask, solved: Path) -> None:
+    outcome = built.verify_edited(solved, rewrite_json("out/triage.json", lambda v: v["findings"].reverse()))
+    assert outcome.passed
+    assert read_json(solved, "out/triage.json")["findings"]

@@ -1,0 +1,146 @@
+"""test-repair: a generated package with planted bugs its protected suite exposes; the verifier
+runs the suite and regenerated hidden cases, the agent's code only through run_untrusted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from skillgym_builder.families.katas import KATAS
+from skillgym_builder.families.test_repair import TestRepairFamily, edits
+from skillgym_core.conformance import check_task
+from skillgym_core.envbuild import LocalVenvProvider, lint_environment
+
+from tests.builder.family_support import BuiltTask, build, card_for
+
+KNOBS = {"record_count": 5, "multi_step": 2, "error_recovery": 1, "distractor_files": 1}
+BY_FUNCTION = {kata.function: kata for kata in KATAS}
+PASS_EVERYTHING = '''import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    outcome.get_result().outcome = "passed"
+'''
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, env_provider: LocalVenvProvider) -> BuiltTask:
+    card = card_for("tdd-workflow", "testing-qa")
+    return build(TestRepairFamily(), card, KNOBS, tmp_path_factory.mktemp("repair"), env_provider, seed=3)
+
+
+@pytest.fixture(scope="module")
+def solved(built: BuiltTask) -> Path:
+    ok, workspace = built.solve()
+    assert ok
+    return workspace
+
+
+def _package(built: BuiltTask) -> str:
+    return str(built.metadata.params["package"])
+
+
+def _module(built: BuiltTask, function: str) -> str:
+    return f"project/{_package(built)}/{BY_FUNCTION[function].module}.py"
+
+
+def test_edits_turn_the_buggy_source_into_the_fixed_one() -> None:
+    kata = BY_FUNCTION["chunk"]
+    buggy = kata.source
+    for bug in kata.bugs:
+        buggy = bug.plant(buggy)
+    fixed = buggy
+    for edit in edits("m.py", buggy, kata.source):
+        assert fixed.count(edit["old"]) == 1
+        fixed = fixed.replace(edit["old"], edit["new"])
+    assert fixed == kata.source
+
+
+def test_task_conforms_and_the_buggy_package_fails(built: BuiltTask) -> None:
+    assert check_task(built.task.root) == []
+    assert lint_environment(built.task) == []
+    outcome = built.untouched()
+    assert not outcome.passed and outcome.rewards["visible_suite"] == 0 and outcome.rewards["hidden_cases"] < 1
+    assert all(p.path.startswith("project/tests/") or p.path.endswith("pytest.ini")
+               for p in built.metadata.protected_inputs)
+
+
+def test_reference_fix_and_a_rewrite_pass(built: BuiltTask, solved: Path) -> None:
+    assert built.verify(solved).passed
+    ok, rewritten = built.solve("alternatives/rewrite-modules.sh")
+    assert ok and built.verify(rewritten).passed
+
+
+def test_no_skill_dependence_is_claimed_and_none_is_found(built: BuiltTask) -> None:
+    dependence = built.extra("skill_dependence")
+    assert dependence["claimed"] is False and "holds" not in dependence
+    assert dependence["without_skill"]["passed"]
+
+
+def test_hidden_cases_are_not_in_the_workspace(built: BuiltTask) -> None:
+    tests = (built.task.root / "tests" / "reference.json").read_text()
+    workspace = "\n".join(p.read_text() for p in built.task.workspace.rglob("*.py"))
+    assert "def cases(rng)" in tests and "def cases(rng)" not in workspace
+
+
+def _half_fixed(built: BuiltTask) -> Any:
+    function, bugs = next((f, b) for f, b in built.metadata.params["bugs"].items() if len(b) == 2)
+    kata = BY_FUNCTION[function]
+    bug = next(b for b in kata.bugs if b.id == bugs[0])
+
+    def edit(workspace: Path) -> None:
+        path = workspace / _module(built, function)
+        path.write_text(bug.plant(path.read_text()))
+
+    return edit
+
+
+def _suite_forced_green(built: BuiltTask) -> Any:
+    def edit(workspace: Path) -> None:
+        for function, bugs in built.metadata.params["bugs"].items():
+            kata = BY_FUNCTION[function]
+            path = workspace / _module(built, function)
+            source = kata.source
+            for bug in (b for b in kata.bugs if b.id in bugs):
+                source = bug.plant(source)
+            path.write_text(source)
+        (workspace / "project" / "conftest.py").write_text(PASS_EVERYTHING)
+
+    return edit
+
+
+def _errors_swallowed(built: BuiltTask) -> Any:
+    def edit(workspace: Path) -> None:
+        for function in built.metadata.params["bugs"]:
+            path = workspace / _module(built, function)
+            path.write_text(path.read_text() + f"\n\n_checked = {function}\n\n\ndef {function}(*args):\n"
+                            "    try:\n        return _checked(*args)\n    except ValueError:\n        return None\n")
+
+    return edit
+
+
+def _test_edited(built: BuiltTask) -> Any:
+    def edit(workspace: Path) -> None:
+        test = next((workspace / "project" / "tests").glob("test_*.py"))
+        test.write_text(test.read_text() + "\n# reviewed\n")
+
+    return edit
+
+
+@pytest.mark.parametrize("name", ["half fixed", "suite forced green", "errors swallowed", "test edited"])
+def test_wrong_but_plausible_repairs_are_rejected(built: BuiltTask, solved: Path, name: str) -> None:
+    edit = {"half fixed": _half_fixed, "suite forced green": _suite_forced_green,
+            "errors swallowed": _errors_swallowed, "test edited": _test_edited}[name](built)
+    assert not built.verify_edited(solved, edit).passed, name
+
+
+def test_stale_bytecode_does_not_hide_the_fix(built: BuiltTask, solved: Path) -> None:
+    def stale(workspace: Path) -> None:
+        cache = workspace / "project" / _package(built) / "__pycache__"
+        cache.mkdir(exist_ok=True)
+        (cache / "__init__.cpython-311.pyc").write_bytes(b"not bytecode")
+
+    assert built.verify_edited(solved, stale).passed
