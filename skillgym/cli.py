@@ -23,6 +23,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         llm_base_url=args.llm_base_url,
         llm_model=args.llm_model,
         builder_llm_base_url=args.builder_llm_base_url,
+        builder_llm_model=args.builder_llm_model,
         train=not args.no_train,
     )
     if not args.llm_base_url:
@@ -74,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--llm-base-url", help="OpenAI-compatible endpoint for the built-in sampling agent")
     run.add_argument("--llm-model", default="default", help="model name sent to --llm-base-url")
     run.add_argument("--builder-llm-base-url", help="OpenAI-compatible endpoint for the LLM task builder")
+    run.add_argument("--builder-llm-model", help="model name sent to --builder-llm-base-url (default: the "
+                                                 "SKILLGYM_BUILDER_LLM_MODEL setting, else 'default')")
     run.add_argument("--no-train", action="store_true", help="stop before fine-tuning")
     run.set_defaults(func=_cmd_run)
 

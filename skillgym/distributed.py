@@ -16,7 +16,7 @@ from skillgym_core.errors import PoisonEventError
 from skillgym_core.settings import CommonSettings
 from skillgym_core.store.factory import make_store
 
-from skillgym.summary import summarize
+from skillgym.summary import read_build_reports, summarize
 
 
 def ingest_and_publish(sources: list[Path], out_dir: Path, *, publish: bool) -> Any:
@@ -73,5 +73,7 @@ def read_all_events(settings: CommonSettings, idle_s: float = 5.0, max_s: float 
 
 
 def summarize_bus(*, skills_seen: int, skills_accepted: int, idle_s: float = 5.0) -> dict[str, Any]:
-    events = read_all_events(CommonSettings(), idle_s=idle_s)
-    return summarize(events, skills_seen=skills_seen, skills_accepted=skills_accepted)
+    settings = CommonSettings()
+    events = read_all_events(settings, idle_s=idle_s)
+    return summarize(events, skills_seen=skills_seen, skills_accepted=skills_accepted,
+                     build_reports=read_build_reports(make_store(settings)))

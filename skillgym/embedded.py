@@ -18,7 +18,7 @@ from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.service import Worker
 from skillgym_core.store.local import LocalStore
 
-from skillgym.summary import summarize
+from skillgym.summary import read_build_reports, summarize, write_pipeline_funnel
 from skillgym.wiring import PIPELINE_ORDER, create_service, environment
 
 Progress = Callable[[str, dict[str, int]], None]
@@ -29,6 +29,7 @@ class EmbeddedOptions:
     llm_base_url: str | None = None
     llm_model: str = "default"
     builder_llm_base_url: str | None = None
+    builder_llm_model: str | None = None
     train: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)
 
@@ -41,6 +42,8 @@ class EmbeddedOptions:
             "SKILLGYM_STORE": "local",
             "SKILLGYM_SANDBOX": "local",
         }
+        if self.builder_llm_model:
+            overrides["SKILLGYM_BUILDER_LLM_MODEL"] = self.builder_llm_model
         overrides.update(self.extra_env)
         return overrides
 
@@ -99,11 +102,13 @@ def run_pipeline(
 
     events = [Envelope.from_bytes(record.value) for topic in ALL_TOPICS for record in bus.records(topic)]
     accepted = sum(1 for record in result.records if record.accepted)
-    summary = summarize(events, skills_seen=len(result.records), skills_accepted=accepted)
+    summary = summarize(events, skills_seen=len(result.records), skills_accepted=accepted,
+                        build_reports=read_build_reports(store))
     dead = [record for worker in workers for record in worker.stats.failures]
     summary["dead_letters"] = len(dead)
     summary["seconds"] = round(time.perf_counter() - started, 2)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    write_pipeline_funnel(out_dir / "funnel.json", result.funnel, summary)
     return EmbeddedResult(summary=summary, out_dir=out_dir, dead_letters=dead, seconds=summary["seconds"])
 
 

@@ -1,19 +1,15 @@
 """``skillgym families``: the task families, with the category and subcategories each serves,
-its difficulty knobs and the dependency sets its tasks install. Also gives ``skillgym run`` its
-``--builder-llm-model`` option (the model name sent to the builder endpoint)."""
+its difficulty knobs and the dependency sets its tasks install."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from typing import Any
 
 from rich.table import Table
 
 from skillgym.console import console
-
-BUILDER_MODEL_ENV = "SKILLGYM_BUILDER_LLM_MODEL"
 
 
 def describe() -> list[dict[str, Any]]:
@@ -36,7 +32,46 @@ def describe() -> list[dict[str, Any]]:
     return out
 
 
+def example(family_id: str, difficulty: str = "medium") -> dict[str, Any]:
+    """The task a family makes for its own example skill: the instruction, the rubric (what the
+    checker recomputes) and the skill claim. Inputs that need rendering are not rendered."""
+    import random
+
+    from skillgym_builder.families import knobs as knob_rules
+    from skillgym_builder.families import registry
+    from skillgym_builder.families.seeds import seed_card
+
+    family = registry().get(family_id)
+    knobs = knob_rules.preset(family.spec, difficulty, random.Random(0))
+    output = family.instantiate(seed_card(family.spec), 0, knobs)
+    return {
+        "id": family_id,
+        "category": family.spec.category,
+        "knobs": knobs,
+        "instruction": output.instruction,
+        "inputs": sorted([*output.workspace, *(p for job in output.render_jobs for p in job.produces)]),
+        "rubric": json.loads(output.tests["rubric.json"]),
+        "skill_claim": output.metadata.get("skill_claim"),
+    }
+
+
+def _show_example(args: argparse.Namespace) -> int:
+    shown = example(args.example, args.difficulty)
+    if args.json:
+        print(json.dumps(shown, indent=2))
+        return 0
+    console.print(f"[bold]{shown['id']}[/bold] ({shown['category']}), knobs {shown['knobs']}")
+    print(shown["instruction"])
+    print(f"inputs: {', '.join(shown['inputs'])}")
+    print("checker (weight, rubric item):")
+    for item in shown["rubric"]:
+        print(f"  {item['weight']:.2f}  {item['name']}: {item['description']}")
+    return 0
+
+
 def _cmd_families(args: argparse.Namespace) -> int:
+    if args.example:
+        return _show_example(args)
     families = describe()
     if args.json:
         print(json.dumps(families, indent=2))
@@ -55,29 +90,10 @@ def _cmd_families(args: argparse.Namespace) -> int:
     return 0
 
 
-def with_builder_model(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """``run`` with ``--builder-llm-model`` in effect: the builder reads it from its settings."""
-
-    def wrapped(args: argparse.Namespace) -> int:
-        from skillgym.wiring import environment
-
-        with environment({BUILDER_MODEL_ENV: args.builder_llm_model} if args.builder_llm_model else {}):
-            return run(args)
-
-    return wrapped
-
-
-def _add_builder_model_option(sub: Any) -> None:
-    run = sub.choices.get("run")
-    if run is None:
-        return
-    run.add_argument("--builder-llm-model", help="model name sent to --builder-llm-base-url (default: the "
-                                                 f"{BUILDER_MODEL_ENV} setting, else 'default')")
-    run.set_defaults(func=with_builder_model(run.get_default("func")))
-
-
 def register(sub: Any) -> None:
     families = sub.add_parser("families", help="list the task families: category, subcategories, knobs, dependencies")
     families.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    families.add_argument("--example", metavar="FAMILY", help="show the task FAMILY makes for its example skill")
+    families.add_argument("--difficulty", choices=["easy", "medium", "hard"], default="medium",
+                          help="knob preset of --example (default: medium)")
     families.set_defaults(func=_cmd_families)
-    _add_builder_model_option(sub)

@@ -3,8 +3,10 @@ summarised by the same code."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from skillgym_core.contracts.events import (
@@ -122,3 +124,18 @@ def summarize(
         "tasks_by_family": _per_family(events),
         **_skipped(events, build_reports),
     }
+
+
+def write_pipeline_funnel(path: Path, ingest_funnel: dict[str, int], summary: dict[str, Any]) -> None:
+    """``funnel.json`` of a whole run: ingestion's counts, then what became of accepted skills
+    (tasks per family and stage, skills skipped per reason)."""
+    funnel = {
+        "ingest": dict(sorted(ingest_funnel.items())),
+        "build": {
+            "tasks_by_family": summary.get("tasks_by_family", {}),
+            "skills_without_task": summary.get("skills_without_task", 0),
+            "skills_skipped_by_reason": summary.get("skills_skipped_by_reason", {}),
+        },
+        "tasks": {stage: summary.get(stage, 0) for stage in ("tasks_built", "tasks_approved", "tasks_validated")},
+    }
+    path.write_text(json.dumps(funnel, indent=2, sort_keys=True) + "\n")

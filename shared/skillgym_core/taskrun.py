@@ -298,8 +298,11 @@ class TaskRunner:
                 tampered.append(item.path)
         return tampered
 
-    def verify(self, task: TaskDir, workspace: Path, *, keep_logs: Path | None = None) -> VerifierOutcome:
-        """Grade ``workspace`` with the task's trusted tests; ``keep_logs`` receives /logs/verifier."""
+    def verify(
+        self, task: TaskDir, workspace: Path, *, keep_logs: Path | None = None, extra_env: Mapping[str, str] | None = None
+    ) -> VerifierOutcome:
+        """Grade ``workspace`` with the task's trusted tests; ``keep_logs`` receives /logs/verifier;
+        ``extra_env`` adds variables to the verifier's environment (the reviewer varies the hash seed)."""
         config = self.config(task)
         if not (task.tests / "test.sh").is_file():
             return VerifierOutcome.failed("tests_missing")
@@ -308,7 +311,7 @@ class TaskRunner:
         except ContractError as exc:
             return VerifierOutcome.failed("verifier_eval_spec_invalid", detail=str(exc))
         try:
-            extra_mounts, verifier_env = self.environment_extras(task, VERIFIER_ENV)
+            extra_mounts, verifier_env = self.environment_extras(task, {**VERIFIER_ENV, **(extra_env or {})})
         except EnvironmentBuildError as exc:
             not_built = environment_failure(exc)
             return VerifierOutcome.failed("environment_error", not_built, detail=not_built.stderr)

@@ -16,6 +16,7 @@ from skillgym_builder.families.base import Family
 from skillgym_builder.families.render import RenderError
 from skillgym_builder.family_build import FamilyMaterialiser, FamilyPlan
 from skillgym_builder.package import BuildInfo
+from skillgym_builder.skillcard import SkillCard
 from skillgym_core.contracts.skill import Annotation, SkillRecord
 from skillgym_core.contracts.task import AGENT_WORKDIR, TaskDir
 from skillgym_core.envbuild import EnvironmentBuildError, LocalVenvProvider, declared_requirements
@@ -30,7 +31,7 @@ Edit = Callable[[Path], None]
 
 
 def card_for(name: str, subcategory: str | None, *, category: str | None = None,
-             runtime: dict[str, Any] | None = None, folder: Path | None = None):  # type: ignore[no-untyped-def]
+             runtime: dict[str, Any] | None = None, folder: Path | None = None) -> SkillCard:
     """The card of fixture skill ``name`` (or of ``folder``) as ingestion would classify it."""
     from skillgym_builder.skillcard import card_from_folder
 

@@ -32,9 +32,20 @@ FIXTURE_OF = {"tabular-profile": ("eda-report", "data-analysis"), "spreadsheet-e
               "layered-config": ("config-layers", "version-control")}
 
 
-def test_the_families_cover_four_categories_with_real_knobs() -> None:
+TAXONOMY = Path(__file__).resolve().parents[2] / "services/ingest/skillgym_ingest/taxonomy/taxonomy.json"
+
+
+def test_the_families_cover_every_category_but_blockchain_and_thirty_subcategories() -> None:
     families = registry().all()
-    assert {f.spec.category for f in families} >= {"data-science", "documents", "devops", "development"}
+    taxonomy = {c["id"]: {s["id"] for s in c["subcategories"]} for c in json.loads(TAXONOMY.read_text())["categories"]}
+    assert {f.spec.category for f in families} == set(taxonomy) - {"blockchain"}
+    served = {sub for f in families for sub in f.spec.subcategories}
+    assert len(served) >= 30
+    assert served <= {sub for subs in taxonomy.values() for sub in subs}
+
+
+def test_the_families_have_real_knobs() -> None:
+    families = registry().all()
     pool = PatternPool.builtin().patterns
     for family in families:
         spec = family.spec
@@ -141,25 +152,20 @@ def test_families_command_lists_ids_categories_knobs_and_dependencies(capsys: py
     assert "Task families" in shown.out + shown.err and "tabular-profile" in shown.out + shown.err
 
 
-def test_run_accepts_a_builder_model_and_hands_it_to_the_builder(monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
+def test_run_hands_the_builder_model_to_the_builder(monkeypatch: pytest.MonkeyPatch) -> None:
     from skillgym_builder.settings import BuilderSettings
 
     from skillgym.cli import build_parser
-    from skillgym.family_commands import with_builder_model
+    from skillgym.embedded import EmbeddedOptions
+    from skillgym.wiring import environment
 
+    monkeypatch.delenv("SKILLGYM_BUILDER_LLM_MODEL", raising=False)
     args = build_parser().parse_args(["run", "skill-dir", "--out", "x", "--builder-llm-model", "qwen-coder"])
     assert args.builder_llm_model == "qwen-coder"
-    monkeypatch.delenv("SKILLGYM_BUILDER_LLM_MODEL", raising=False)
-    seen: list[str] = []
-
-    def run(_: Any) -> int:
-        seen.append(BuilderSettings().builder_llm_model)
-        return 0
-
-    assert with_builder_model(run)(args) == 0
-    assert seen == ["qwen-coder"] and "SKILLGYM_BUILDER_LLM_MODEL" not in os.environ
+    with environment(EmbeddedOptions(builder_llm_model=args.builder_llm_model).env()):
+        assert BuilderSettings().builder_llm_model == "qwen-coder"
+    with environment(EmbeddedOptions().env()):
+        assert BuilderSettings().builder_llm_model == "default"
 
 
 def _wrap(payload: Payload) -> Envelope:
@@ -198,3 +204,11 @@ def test_instance_rubrics_are_valid_contracts(family_id: str) -> None:
             assert card.record.skill_id != f"seed-{family_id}", "a family must build for its own example skill"
             continue
         parse_rubric(json.loads(output.tests["rubric.json"]))
+
+
+def test_families_command_shows_a_familys_example_task(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["families", "--example", "tabular-profile", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["instruction"].startswith("# ") and shown["rubric"] and shown["inputs"]
+    assert main(["families", "--example", "layered-config", "--difficulty", "hard"]) == 0
+    assert "checker (weight, rubric item):" in capsys.readouterr().out

@@ -72,9 +72,10 @@ def exported_metric_names() -> set[str]:
     """Series names the metrics module exports (counters add ``_total``; histograms their parts)."""
     from prometheus_client import Counter, Gauge, Histogram
     from skillgym_core import metrics
+    from skillgym_reviewer import metrics as reviewer_metrics
 
     names: set[str] = set()
-    for value in vars(metrics).values():
+    for value in [*vars(metrics).values(), *vars(reviewer_metrics).values()]:
         if isinstance(value, Counter):
             names.add(value._name + "_total")
         elif isinstance(value, Histogram):

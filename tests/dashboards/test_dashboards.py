@@ -76,6 +76,8 @@ def test_dashboards_cover_the_required_views() -> None:
         "skillgym_trajectory_steps_bucket",
         "skillgym_train_loss",
         "skillgym_train_tokens_per_second",
+        "skillgym_review_mutation_score_bucket",  # verifier strength per family
+        "skillgym_review_too_lax_rejections_total",
     ):
         assert needed in exprs, needed
     pass_rate = next(q for q in dashboard_queries() if "pass rate" in q.title)

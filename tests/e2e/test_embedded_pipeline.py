@@ -33,6 +33,12 @@ def test_embedded_pipeline_counts_every_stage_and_loss_falls(
     written = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert {key: written[key] for key in STAGE_COUNTS} == {key: summary[key] for key in STAGE_COUNTS}
     assert (tmp_path / "run" / "ingest" / "skills.jsonl").is_file()
+    funnel = json.loads((tmp_path / "run" / "funnel.json").read_text())
+    assert funnel["ingest"]["accepted"] == summary["skills_accepted"]
+    built = sum(stages["built"] for stages in funnel["build"]["tasks_by_family"].values())
+    assert built == summary["tasks_built"] == funnel["tasks"]["tasks_built"]
+    skipped = sum(funnel["build"]["skills_skipped_by_reason"].values())
+    assert skipped <= funnel["build"]["skills_without_task"]
 
 
 def test_rerun_skips_finished_work_and_gives_the_same_counts(tmp_path: Path) -> None:

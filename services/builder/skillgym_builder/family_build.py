@@ -22,6 +22,7 @@ from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families.base import Family, FamilySpec, Fit, SkillClaim
 from skillgym_builder.families.dependence import SkillDependenceChecker
 from skillgym_builder.families.render import RenderError, SandboxRenderer
+from skillgym_builder.families.usage import skill_usage
 from skillgym_builder.package import BuildInfo, without_none, write_task
 from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import TemplateOutput, TemplateSpec
@@ -74,7 +75,8 @@ class FamilyMaterialiser:
         patterns = knob_rules.patterns(family.spec, plan.knobs)
         blueprint = (output.blueprint or family.spec.blueprint).model_copy(update={"patterns": patterns})
         return replace(output, workspace=workspace, render_jobs=[], blueprint=blueprint,
-                       metadata={**output.metadata, **plan.metadata(family.spec)})
+                       metadata={**output.metadata, **plan.metadata(family.spec),
+                                 "skill_usage": skill_usage(card, output)})
 
     def write(self, dest: Path, card: SkillCard, spec: FamilySpec, output: TemplateOutput,
               info: BuildInfo) -> tuple[str, TaskDir]:

@@ -1,0 +1,82 @@
+"""How an instance's reference solution uses the skill, recorded in ``[metadata] skill_usage``:
+it runs one of the skill's own scripts, imports (or ``python -m`` runs) the library the skill is
+about (a package the skill names that the task installs), runs an external program the skill
+uses, reads facts only the skill states, or none of these.
+
+The corpus benchmark counts tasks by this label; it is read from the solution text itself, so
+a family cannot claim a use its solution does not make."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from skillgym_builder.families.evidence import SCRIPT_SUFFIXES, SkillEvidence
+from skillgym_builder.skillcard import SkillCard
+from skillgym_builder.templates.base import TemplateOutput
+
+UsageKind = Literal["script", "library", "tool", "skill_facts", "none"]
+# Distribution names whose import name differs; everything else imports as its canonical name.
+IMPORT_NAMES = {
+    "pillow": "PIL", "python-docx": "docx", "python-pptx": "pptx", "pyyaml": "yaml", "scikit-learn": "sklearn",
+    "beautifulsoup4": "bs4", "opencv-python": "cv2", "opencv-python-headless": "cv2", "pymupdf": "fitz",
+    "python-dateutil": "dateutil", "biopython": "Bio", "rdkit": "rdkit", "faster-whisper": "faster_whisper",
+    "pytorch-lightning": "pytorch_lightning", "python-frontmatter": "frontmatter",
+}
+_IMPORT = re.compile(r"^\s*(?:import|from)\s+([A-Za-z_][\w]*)", re.M)
+_MODULE_RUN = re.compile(r"\bpython3?\s+-m\s+([A-Za-z_][\w]*)")
+_COMMAND = re.compile(r"^\s*(?:[A-Z_]+=\S+\s+)*([\w.+-]+)", re.M)
+
+
+def import_name(distribution: str) -> str:
+    name = canonicalize_name(distribution)
+    return IMPORT_NAMES.get(name, name.replace("-", "_"))
+
+
+def _requirement_names(lines: list[str]) -> set[str]:
+    names: set[str] = set()
+    for line in lines:
+        try:
+            names.add(canonicalize_name(Requirement(line).name))
+        except InvalidRequirement:
+            continue
+    return names
+
+
+def skill_libraries(card: SkillCard) -> set[str]:
+    """Import names of the libraries the skill is about: its declared and imported packages and
+    the modules its own examples import (standard-library modules are filtered by the caller,
+    which only counts what the task installs)."""
+    evidence = SkillEvidence.of(card)
+    names = {import_name(p) for p in evidence.packages}
+    names |= set(_IMPORT.findall(card.skill_md))
+    return names
+
+
+def skill_usage(card: SkillCard, output: TemplateOutput) -> dict[str, Any]:
+    """The strongest use the reference solution makes of the skill, with its evidence."""
+    solve = output.solve_script or ""
+    skill_root = f"/skills/{card.dir_name}/"
+    scripts = sorted(f.path for f in card.record.files if f.path.lower().endswith(SCRIPT_SUFFIXES)
+                     and f"{skill_root}{f.path}" in solve)
+    installed = {import_name(name) for name in _requirement_names(list(output.requirements))}
+    imported = set(_IMPORT.findall(solve)) | set(_MODULE_RUN.findall(solve))
+    libraries = sorted(skill_libraries(card) & installed & imported)
+    tools = sorted(SkillEvidence.of(card).binaries & set(_COMMAND.findall(solve)))
+    claim = output.metadata.get("skill_claim") or {}
+    kind: UsageKind
+    if scripts:
+        kind = "script"
+    elif libraries:
+        kind = "library"
+    elif tools:
+        kind = "tool"
+    elif claim.get("claimed") and skill_root in solve:
+        kind = "skill_facts"
+    else:
+        kind = "none"
+    return {"kind": kind, "scripts": scripts, "libraries": libraries, "tools": tools,
+            "facts": sorted((claim.get("facts") or {}).keys()) if claim.get("claimed") else []}
