@@ -50,7 +50,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from skillgym_trainer.commands import export_command
 
     filters: dict[str, Any] = {"min_reward": args.min_reward}
-    for name in ("harnesses", "models", "labels", "categories"):
+    for name in ("harnesses", "models", "labels", "categories", "sources"):
         if getattr(args, name):
             filters[name] = getattr(args, name)
     dataset = export_command(args.run_dir, args.out, formats=args.format or ["chat"], filters=filters)
@@ -126,6 +126,8 @@ def register(sub: Any) -> None:
     export.add_argument("--models", nargs="*")
     export.add_argument("--labels", nargs="*")
     export.add_argument("--categories", nargs="*")
+    export.add_argument("--sources", nargs="*", choices=["reference", "model"],
+                        help="keep reference demonstrations, model runs or both (default both)")
     export.set_defaults(func=_cmd_export)
 
     train = sub.add_parser("train", help="supervised fine-tuning on an exported dataset")

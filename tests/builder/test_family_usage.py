@@ -69,3 +69,10 @@ def test_facts_count_only_when_claimed_and_read_from_the_skill(tmp_path: Path) -
 def test_import_names_of_distributions() -> None:
     assert [import_name(d) for d in ("Pillow", "python-docx", "PyYAML", "scikit-learn", "sympy")] == [
         "PIL", "docx", "yaml", "sklearn", "sympy"]
+
+
+def test_a_library_the_skill_names_in_prose_counts(tmp_path: Path) -> None:
+    card = _card(tmp_path, "# Brand\n\nColours are applied via python-pptx's RGBColor class.\n")
+    solve = "cat > s.py <<'PY'\nfrom pptx import Presentation\nPY\n"
+    assert skill_usage(card, _output(solve, ["python-pptx>=1.0"]))["libraries"] == ["pptx"]
+    assert skill_usage(card, _output(solve, ["pptx-tools"]))["kind"] == "none"

@@ -35,10 +35,10 @@ def _explorer(skill: str):  # -> responder
     return respond
 
 
-@pytest.mark.parametrize("skill", ["csv-cleanup", "ledger-basics"])
-def test_every_harness_on_a_builder_task(tmp_path: Path, skill: str) -> None:
+@pytest.mark.parametrize(("skill", "subcategory"), [("config-layers", "ci-cd"), ("config-hardening-review", "security-auditing")])
+def test_every_harness_on_a_builder_task(tmp_path: Path, skill: str, subcategory: str) -> None:
     ctx = make_context(tmp_path)
-    built = BuilderService(ctx).handle(wrap(put_skill(ctx.store, FIXTURES / skill)))[0]
+    built = BuilderService(ctx).handle(wrap(put_skill(ctx.store, FIXTURES / skill, subcategory=subcategory)))[0]
     assert isinstance(built, EnvBuilt)
     event = Envelope.wrap(
         EnvValidated(task_id=built.task_id, skill_id=built.skill_id, package_key=built.package_key, valid=True),

@@ -57,12 +57,18 @@ def test_oracle_nop_and_builtin_runs_are_verified_and_stored(ctx: ServiceContext
 
         oracle, oracle_record = _stored(ctx, runs["oracle"])
         commands = [c.arguments["command"] for s in oracle.steps for c in s.tool_calls or []]
-        assert len(commands) == 3 and all(c.startswith("set -euo pipefail\ncd /app\n") for c in commands)
-        assert "total.txt" in commands[1]
-        assert oracle.steps[-1].observation.results[0].content.strip().endswith(EXPECTED_TOTAL)
-        assert oracle_record.tool_calls == 3 and oracle_record.steps == 4
+        # read the skill, look at the inputs, the solution's three commands, check what changed
+        assert len(commands) == 6 and commands[0] == f"cat /skills/{SKILL_NAME}/SKILL.md"
+        assert "Ledger total" in oracle.steps[1].observation.results[0].content
+        assert "ledger.csv" in oracle.steps[2].observation.results[0].content
+        assert "total.txt" in commands[3] and not any("/solution" in c for c in commands)
+        assert oracle.steps[-2].observation.results[0].content.strip().endswith(EXPECTED_TOTAL)
+        assert oracle.steps[-1].observation.results[0].content.strip().endswith("/app/total.txt")
+        assert oracle_record.tool_calls == 6 and oracle_record.steps == 7
+        assert oracle.extra == {"source": "reference"} and oracle_record.skill_read
 
         builtin, record = _stored(ctx, runs["builtin"])
+        assert builtin.extra == {"source": "model"}
         sources = [s.source for s in builtin.steps]
         assert sources == ["system", "user", "agent", "agent", "agent"]
         assert "/skills" in builtin.steps[0].message and SKILL_NAME in builtin.steps[0].message

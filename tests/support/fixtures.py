@@ -1,4 +1,5 @@
-"""Pytest plugin: real Kafka / S3 / Prometheus servers as fixtures.
+"""Pytest plugin: real Kafka / S3 / Prometheus servers as fixtures, and the cache of task
+environments every test that builds tasks shares.
 
 Load with ``-p tests.support.fixtures`` (or ``pytest_plugins`` in a conftest).
 A service that cannot start makes its fixture error: nothing is skipped.
@@ -6,6 +7,7 @@ A service that cannot start makes its fixture error: nothing is skipped.
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from collections.abc import Iterator, Sequence
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
+from skillgym_core.envbuild import LocalVenvProvider
 
 from tests.support.services import (
     KafkaServer,
@@ -23,7 +26,7 @@ from tests.support.services import (
     start_s3,
 )
 
-__all__ = ["PrometheusFactory", "fresh_group", "kafka", "prometheus_factory", "s3"]
+__all__ = ["PrometheusFactory", "env_provider", "fresh_group", "kafka", "prometheus_factory", "s3"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -68,3 +71,11 @@ def prometheus_factory(tmp_path: Path) -> Iterator[PrometheusFactory]:
     yield factory
     for server in started:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def env_provider(tmp_path_factory: pytest.TempPathFactory) -> LocalVenvProvider:
+    """Task environments built once per session for every test directory (or kept across
+    sessions in ``SKILLGYM_TEST_ENV_CACHE``): family tasks install their requirements for real."""
+    cache = os.environ.get("SKILLGYM_TEST_ENV_CACHE")
+    return LocalVenvProvider(Path(cache) if cache else tmp_path_factory.mktemp("env-cache"))

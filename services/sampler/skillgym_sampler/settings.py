@@ -51,6 +51,13 @@ class SamplerSettings(CommonSettings):
     hardening_threshold: float = _sampler("hardening_threshold", 0.7, ge=0, le=1)
     max_hardening_rounds: int = _sampler("max_hardening_rounds", 2, ge=0)
 
+    reference_workdir: str = _sampler(
+        "reference_workdir",
+        "/tmp/work",
+        pattern=r"^/tmp/[A-Za-z0-9._/-]+$",
+        description="where the oracle's demonstration writes its scripts; kept between its commands",
+    )
+
     miniswe_step_limit: int = _sampler("miniswe_step_limit", 40, ge=1)
     claude_command: str = _sampler("claude_command", "claude")
     codex_command: str = _sampler("codex_command", "codex")

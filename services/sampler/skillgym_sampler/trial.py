@@ -17,6 +17,7 @@ from skillgym_core.contracts.events import TrajectoryVerified
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.envbuild import EnvironmentProvider
 from skillgym_core.errors import SkillGymError
+from skillgym_core.provenance import with_source
 from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.store.base import get_json, put_json
 from skillgym_core.taskrun import TaskRunner
@@ -104,7 +105,7 @@ class TrialRunner:
         agent_s = time.perf_counter() - started
         verified = self.runner.verify(task, workspace)
         verify_s = time.perf_counter() - started - agent_s
-        trajectory = run.trajectory
+        trajectory = with_source(run.trajectory, spec.source)
         conformance = validate_trajectory(trajectory)
         failure_type = verified.failure_type
         agent_outcome = run.outcome

@@ -11,6 +11,12 @@ class ExportError(ContractError):
     reason = "export"
 
 
+class HiddenPathError(ExportError):
+    """A training example names a path the agent never sees (the solution, tests or verifier logs)."""
+
+    reason = "hidden_path_reference"
+
+
 class DatasetError(SkillGymError):
     """A dataset cannot be built or read (empty after filters, unknown format...)."""
 

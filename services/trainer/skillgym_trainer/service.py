@@ -7,6 +7,7 @@ import json
 import logging
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,12 @@ from skillgym_core.contracts.atif import Trajectory
 from skillgym_core.contracts.events import Envelope, Payload, TrainingCompleted, TrajectoryVerified
 from skillgym_core.contracts.topics import TRAJECTORY_VERIFIED
 from skillgym_core.errors import ContractError
+from skillgym_core.hidden_paths import hidden_paths_in
 from skillgym_core.ids import content_id
+from skillgym_core.provenance import source_of_harness, trajectory_source
 from skillgym_core.store.base import get_json, put_json
 
+from skillgym_trainer.curation.hidden import HIDDEN_PATH_REFERENCE
 from skillgym_trainer.export.chat import atif_to_chat
 from skillgym_trainer.launcher import KubernetesLauncher, Launcher, TrainingRequest
 from skillgym_trainer.settings import TrainerSettings
@@ -33,6 +37,10 @@ STATE = "state/trainer"
 
 def _example_key(trajectory_id: str) -> str:
     return f"{STATE}/examples/{trajectory_id}.json"
+
+
+def _rejected_key(trajectory_id: str) -> str:
+    return f"{STATE}/rejected/{trajectory_id}.json"
 
 
 def _trained_key(trajectory_id: str) -> str:
@@ -52,6 +60,8 @@ class TrainerService:
     def handle(self, event: Envelope) -> Sequence[Payload]:
         verified: TrajectoryVerified = event.payload_as(TrajectoryVerified)
         if not verified.passed or verified.reward < self.settings.min_reward:
+            return []
+        if not self.settings.include_reference and source_of_harness(verified.harness) == "reference":
             return []
         if not self.record(verified):
             return []
@@ -73,7 +83,14 @@ class TrainerService:
             trajectory = Trajectory.model_validate_json(self.ctx.store.get_bytes(verified.atif_key))
         except ValueError as exc:
             raise ContractError("stored trajectory is not valid ATIF", key=verified.atif_key, error=str(exc)) from exc
-        example = atif_to_chat(trajectory)
+        hidden = hidden_paths_in(trajectory.model_dump(mode="json", exclude_none=True))
+        if hidden:
+            rejected = {"trajectory_id": verified.trajectory_id, "reason": HIDDEN_PATH_REFERENCE, "paths": hidden}
+            put_json(self.ctx.store, _rejected_key(verified.trajectory_id), rejected)
+            log.warning("trajectory names hidden paths; not recorded", extra=rejected)
+            return False
+        source = trajectory_source(trajectory, verified.harness)
+        example = {**atif_to_chat(trajectory), "source": source}
         put_json(self.ctx.store, key, {"event": verified.model_dump(mode="json"), "example": example})
         return True
 
@@ -105,8 +122,12 @@ class TrainerService:
         ids = self.recorded_ids()
         if not ids:
             return None
-        records = [get_json(self.ctx.store, _example_key(tid)) for tid in ids]
-        examples: list[dict[str, Any]] = [record["example"] for record in records]
+        records = {tid: get_json(self.ctx.store, _example_key(tid)) for tid in ids}
+        if not self.settings.include_reference:
+            ids = [tid for tid in ids if records[tid]["example"].get("source") != "reference"]
+            if not ids:
+                return None
+        examples: list[dict[str, Any]] = [records[tid]["example"] for tid in ids]
         spec = self.run_spec()
         dataset_id = content_id("ds", ids)
         dataset_key = self._export_dataset(dataset_id, ids, examples)
@@ -162,7 +183,8 @@ class TrainerService:
         put_json(
             self.ctx.store,
             keys.dataset(dataset_id, "manifest.json"),
-            {"dataset_id": dataset_id, "trajectory_ids": ids, "examples": len(examples), "format": "openai-chat"},
+            {"dataset_id": dataset_id, "trajectory_ids": ids, "examples": len(examples), "format": "openai-chat",
+             "sources": dict(Counter(str(example.get("source", "model")) for example in examples))},
         )
         return key
 

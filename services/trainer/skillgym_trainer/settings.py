@@ -24,6 +24,11 @@ class TrainerSettings(CommonSettings):
         "min_new_examples", 0, ge=0, description="train once this many new passed trajectories arrived; 0 = never"
     )
     min_reward: float = _trainer("min_reward", 0.9, description="keep runs with reward >= this (and passed)")
+    include_reference: bool = _trainer(
+        "include_reference",
+        True,
+        description="train on reference demonstrations (solutions played back as agent steps) besides model runs",
+    )
     launcher: Literal["inprocess", "kubernetes"] = _trainer("launcher", "inprocess")
     base_model: str = _trainer(
         "base_model", "tiny", description="'tiny' (random Llama + tokenizer trained on the data) or a model dir"

@@ -88,6 +88,13 @@ def test_packing_is_padding_free_and_restarts_positions() -> None:
             assert batch.labels[0, start] == IGNORE_INDEX
 
 
+def test_a_row_cut_before_any_assistant_token_is_not_trained_on() -> None:
+    tokenized = tokenize_all(EXAMPLES, TOKENIZER, 10_000)
+    first_assistant = min(next(i for i, label in enumerate(t.labels) if label != IGNORE_INDEX) for t in tokenized)
+    assert pack(tokenized, first_assistant) == []  # every row would end before its first assistant token
+    assert pack(tokenized, first_assistant + 8), "rows that reach an assistant token are kept"
+
+
 @pytest.mark.parametrize("per_example_attention", [False, True])
 def test_packed_forward_has_no_cross_example_attention(per_example_attention: bool) -> None:
     model = tiny_llama(len(TOKENIZER), seed=1).eval()

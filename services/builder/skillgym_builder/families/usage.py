@@ -46,6 +46,11 @@ def _requirement_names(lines: list[str]) -> set[str]:
     return names
 
 
+def _names(text: str, distribution: str) -> bool:
+    """Whether the skill's text names the distribution (``openpyxl``, ``python-pptx``) as a word."""
+    return re.search(rf"(?<![\w-]){re.escape(distribution)}(?![\w-])", text, re.I) is not None
+
+
 def skill_libraries(card: SkillCard) -> set[str]:
     """Import names of the libraries the skill is about: its declared and imported packages and
     the modules its own examples import (standard-library modules are filtered by the caller,
@@ -62,9 +67,11 @@ def skill_usage(card: SkillCard, output: TemplateOutput) -> dict[str, Any]:
     skill_root = f"/skills/{card.dir_name}/"
     scripts = sorted(f.path for f in card.record.files if f.path.lower().endswith(SCRIPT_SUFFIXES)
                      and f"{skill_root}{f.path}" in solve)
-    installed = {import_name(name) for name in _requirement_names(list(output.requirements))}
+    distributions = _requirement_names(list(output.requirements))
+    installed = {import_name(name) for name in distributions}
     imported = set(_IMPORT.findall(solve)) | set(_MODULE_RUN.findall(solve))
-    libraries = sorted(skill_libraries(card) & installed & imported)
+    named = skill_libraries(card) | {import_name(d) for d in distributions if _names(card.skill_md, d)}
+    libraries = sorted(named & installed & imported)
     tools = sorted(SkillEvidence.of(card).binaries & set(_COMMAND.findall(solve)))
     claim = output.metadata.get("skill_claim") or {}
     kind: UsageKind

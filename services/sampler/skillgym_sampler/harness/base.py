@@ -9,10 +9,11 @@ from typing import Any, Protocol
 from skillgym_core.contracts.atif import Trajectory
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.ids import content_id
+from skillgym_core.provenance import REFERENCE_HARNESSES, Source, source_of_harness
 from skillgym_core.sandbox.base import SandboxResult
 from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner
 
-REFERENCE_HARNESSES = frozenset({"oracle", "nop"})
+__all__ = ["REFERENCE_HARNESSES", "AgentEnv", "AgentRun", "Harness", "RunSpec", "format_observation"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,11 @@ class RunSpec:
     @property
     def is_reference(self) -> bool:
         return self.harness in REFERENCE_HARNESSES
+
+    @property
+    def source(self) -> Source:
+        """``reference`` for a played-back reference solution, ``model`` for an agent's own run."""
+        return source_of_harness(self.harness)
 
 
 @dataclass

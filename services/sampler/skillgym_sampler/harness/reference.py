@@ -1,22 +1,27 @@
-"""The two reference harnesses Harbor also has: ``oracle`` replays the task's reference solution as
-bash tool calls, ``nop`` does nothing (the verifier must then fail)."""
+"""The two reference harnesses Harbor also has: ``oracle`` plays the task's reference solution
+back as the steps an agent could have taken (see :mod:`.demonstration`), each one a bash tool
+call run in the sandbox with its real output; ``nop`` does nothing (the verifier must then fail).
+
+The solution directory is never mounted: whatever the demonstration needs from it is written by
+one of its own steps. Commands share a working directory (``reference_workdir``) that persists
+between them, as an agent's scratch files do."""
 
 from __future__ import annotations
 
-import re
 import time
+from pathlib import Path
 
 from skillgym_core.contracts.atif import ObservationResult, ToolCall
 from skillgym_core.contracts.task import AGENT_WORKDIR
 from skillgym_core.envbuild import EnvironmentBuildError
+from skillgym_core.hidden_paths import hidden_paths_in
 from skillgym_core.sandbox.base import Limits, Mount, SandboxResult
 from skillgym_core.taskrun import SKILLS_MOUNT, environment_failure
 
 from skillgym_sampler.harness.base import AgentEnv, AgentRun, RunSpec, format_observation
-from skillgym_sampler.harness.script_split import split_script
+from skillgym_sampler.harness.demonstration import DemoStep, plan_demonstration
 from skillgym_sampler.recorder import TrajectoryRecorder
 
-SOLUTION_MOUNT = "/solution"
 BASH_TOOL = {
     "type": "function",
     "function": {
@@ -29,18 +34,25 @@ BASH_TOOL = {
         },
     },
 }
-_SHELLS = re.compile(r"(?:^|/)(?:env\s+)?(?:ba)?sh\b")
+DEFAULT_WORKDIR = "/tmp/work"
+
+
+def skill_dirs(skills: Path | None) -> list[str]:
+    if skills is None or not skills.is_dir():
+        return []
+    return sorted(p.parent.name for p in skills.glob("*/SKILL.md"))
 
 
 class OracleHarness:
     name = "oracle"
-    version = "1.0"
+    version = "2.0"
 
-    def __init__(self, *, observation_max_chars: int = 10_000) -> None:
+    def __init__(self, *, observation_max_chars: int = 10_000, workdir: str = DEFAULT_WORKDIR) -> None:
         self.observation_max_chars = observation_max_chars
+        self.workdir = workdir
 
-    def _run(self, env: AgentEnv, command: str) -> SandboxResult:
-        mounts = [Mount(env.workspace, AGENT_WORKDIR, writable=True), Mount(env.task.solution, SOLUTION_MOUNT)]
+    def _run(self, env: AgentEnv, command: str, scratch: Path) -> SandboxResult:
+        mounts = [Mount(env.workspace, AGENT_WORKDIR, writable=True), Mount(scratch, self.workdir, writable=True)]
         if env.skills_dir is not None:
             mounts.append(Mount(env.skills_dir, SKILLS_MOUNT))
         config = env.task.config()
@@ -53,6 +65,21 @@ class OracleHarness:
             ["bash", "-lc", command], mounts=[*mounts, *extra_mounts], workdir=AGENT_WORKDIR, env=run_env, limits=limits
         )
 
+    def _record(self, recorder: TrajectoryRecorder, index: int, step: DemoStep, result: SandboxResult) -> None:
+        call = ToolCall(tool_call_id=f"call_{index}", function_name="bash", arguments={"command": step.command})
+        recorder.agent_step(
+            step.message,
+            tool_calls=[call],
+            results=[
+                ObservationResult(
+                    source_call_id=call.tool_call_id, content=format_observation(result, self.observation_max_chars)
+                )
+            ],
+            llm_call_count=0,
+            extra={"kind": step.kind, "exit_code": result.exit_code, "outcome": result.outcome.value,
+                   "duration_s": round(result.duration_s, 4)},
+        )  # fmt: skip
+
     def run(self, env: AgentEnv, spec: RunSpec) -> AgentRun:
         recorder = TrajectoryRecorder(
             session_id=spec.trajectory_id,
@@ -63,42 +90,28 @@ class OracleHarness:
             tool_definitions=[BASH_TOOL],
         )
         recorder.user(env.instruction)
-        script_path = env.task.solution / "solve.sh"
-        if not script_path.is_file():
+        if not (env.task.solution / "solve.sh").is_file():
             recorder.agent_step("The task has no reference solution.", llm_call_count=0)
             return AgentRun(recorder.build(), outcome="no_solution", error="solution/solve.sh is missing")
-        text = script_path.read_text()
-        shebang = text.splitlines()[0] if text.startswith("#!") else ""
-        if shebang and not _SHELLS.search(shebang[2:].strip()):
-            interpreter = shebang[2:].strip()
-            plan = split_script("")
-            plan.commands = []
-            commands = [("Run the reference solution.", f"{interpreter} {SOLUTION_MOUNT}/solve.sh")]
-        else:
-            plan = split_script(text)
-            commands = [(c.comment, plan.full_command(c)) for c in plan.commands]
+        demo = plan_demonstration(
+            env.task.solution, skill_dirs=skill_dirs(env.skills_dir), skills_mount=SKILLS_MOUNT, workdir=self.workdir
+        )
+        scratch = env.workspace.parent / f"{env.workspace.name}-work"
+        scratch.mkdir(parents=True, exist_ok=True)
         outcome, error = "ok", None
         started = time.perf_counter()
-        for index, (comment, command) in enumerate(commands, start=1):
-            call = ToolCall(tool_call_id=f"call_{index}", function_name="bash", arguments={"command": command})
-            result = self._run(env, command)
-            recorder.agent_step(
-                comment or f"Step {index} of {len(commands)} of the reference solution.",
-                tool_calls=[call],
-                results=[
-                    ObservationResult(
-                        source_call_id=call.tool_call_id,
-                        content=format_observation(result, self.observation_max_chars),
-                    )
-                ],
-                llm_call_count=0,
-                extra={"exit_code": result.exit_code, "outcome": result.outcome.value,
-                       "duration_s": round(result.duration_s, 4)},
-            )
-            if not result.ok and (plan.errexit or len(commands) == 1):
+        work = [s for s in demo.steps if s.kind in ("write", "run")]
+        for index, step in enumerate(demo.steps, start=1):
+            result = self._run(env, step.command, scratch)
+            self._record(recorder, index, step, result)
+            if not result.ok and step.kind in ("write", "run") and (demo.errexit or len(work) == 1):
                 outcome, error = "command_failed", f"step {index} exited with {result.exit_code}"
                 break
-        recorder.note(f"reference solution split into {len(commands)} command(s)")
+        for note in demo.notes:
+            recorder.note(note)
+        hidden = hidden_paths_in([s.command for s in demo.steps])
+        if hidden:
+            recorder.note(f"the solution names paths an agent cannot see: {', '.join(hidden)}")
         return AgentRun(
             recorder.build(final_extra={"agent_seconds": round(time.perf_counter() - started, 4)}),
             outcome=outcome,

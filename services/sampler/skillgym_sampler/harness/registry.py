@@ -20,7 +20,7 @@ def make_harness(
     if spec.harness == "oracle":
         from skillgym_sampler.harness.reference import OracleHarness
 
-        return OracleHarness(observation_max_chars=settings.observation_max_chars)
+        return OracleHarness(observation_max_chars=settings.observation_max_chars, workdir=settings.reference_workdir)
     if spec.harness == "nop":
         from skillgym_sampler.harness.reference import NopHarness
 

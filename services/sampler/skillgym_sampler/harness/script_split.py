@@ -196,3 +196,42 @@ def split_script(text: str) -> SplitScript:
     if not commands:
         return whole
     return SplitScript(preamble=preamble_text, commands=commands, split=True, errexit=errexit)
+
+
+def split_statements(text: str) -> SplitScript | None:
+    """One command per top-level statement, each with the comment block written above it.
+
+    Leading state statements form the preamble; a state change after the first command would be
+    lost between separately run commands, so such a script (or one that cannot be parsed safely)
+    gives None."""
+    lines = text.splitlines()
+    shebang = lines[0] if lines and lines[0].startswith("#!") else ""
+    if shebang:
+        lines = lines[1:]
+    if _CASE.search(text):
+        return None
+    items = _statements(lines)
+    if items is None:
+        return None
+    preamble: list[str] = []
+    commands: list[ScriptCommand] = []
+    comment: list[str] = []
+    for kind, chunk in items:
+        if kind == "comment":
+            comment.append(chunk[0].strip().lstrip("#").strip())
+            continue
+        if kind == "blank":
+            continue
+        statement = "\n".join(chunk)
+        if _is_state_line(chunk[0]):
+            if commands:
+                return None
+            preamble.append(statement)
+        else:
+            commands.append(ScriptCommand("\n".join(comment), statement))
+        comment = []
+    if not commands:
+        return None
+    preamble_text = "\n".join(preamble)
+    errexit = bool(re.search(r"\s-[a-zA-Z]*e", shebang)) or bool(_ERREXIT.search(preamble_text))
+    return SplitScript(preamble=preamble_text, commands=commands, split=True, errexit=errexit)

@@ -20,9 +20,10 @@ from skillgym_core.ids import content_id
 from skillgym_core.store.base import Store, get_json, put_json
 
 from skillgym_trainer.curation.balance import GROUPERS, balance, cap_per_task
-from skillgym_trainer.curation.card import render_markdown, split_stats
+from skillgym_trainer.curation.card import render_markdown, source_shares, split_stats
 from skillgym_trainer.curation.dedup import remove_exact, remove_near
 from skillgym_trainer.curation.filters import Filters
+from skillgym_trainer.curation.hidden import HIDDEN_PATH_REFERENCE, reject_hidden_paths
 from skillgym_trainer.curation.length import LengthMode, apply_length_limit
 from skillgym_trainer.curation.records import Candidate, load_candidates
 from skillgym_trainer.curation.split import split_by_skill
@@ -58,13 +59,15 @@ class CuratedDataset:
     pipeline: dict[str, Any] = field(default_factory=dict)
 
     def rows(self) -> dict[str, list[dict[str, Any]]]:
-        return {"train": [c.example for c in self.train], "eval": [c.example for c in self.eval]}
+        return {"train": [c.row() for c in self.train], "eval": [c.row() for c in self.eval]}
 
 
 def curate(candidates: list[Candidate], config: CurationConfig) -> CuratedDataset:
     pipeline: dict[str, Any] = {"loaded": len(candidates)}
-    current, rejected = config.filters.apply(candidates)
-    pipeline["filtered"] = rejected
+    visible, hidden = reject_hidden_paths(candidates)
+    current, rejected = config.filters.apply(visible)
+    pipeline["filtered"] = ({HIDDEN_PATH_REFERENCE: hidden["count"]} if hidden["count"] else {}) | rejected
+    pipeline[HIDDEN_PATH_REFERENCE] = hidden
     if config.exact_dedup:
         current, pipeline["exact_duplicates"] = remove_exact(current)
     if config.near_dup_threshold is not None:
@@ -127,6 +130,7 @@ def build_dataset(store: Store, config: CurationConfig, *, out: Path | None = No
         "pipeline": curated.pipeline,
         "load_errors": loaded.errors,
         "splits": {"train": split_stats(curated.train), "eval": split_stats(curated.eval)},
+        "sources": source_shares([*curated.train, *curated.eval]),
         "eval_skills": sorted({c.skill_id for c in curated.eval}),
         "examples": chosen,
         "formats": config.formats,

@@ -7,6 +7,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from skillgym_core.provenance import SOURCES
+
+from skillgym_trainer.curation.hidden import HIDDEN_PATH_REFERENCE
 from skillgym_trainer.curation.records import Candidate
 from skillgym_trainer.tokens import count_example
 
@@ -36,6 +39,7 @@ def split_stats(candidates: Sequence[Candidate]) -> dict[str, Any]:
         "categories": dict(sorted(Counter(c.category for c in candidates).items())),
         "labels": dict(sorted(Counter(c.label for c in candidates).items())),
         "configurations": dict(sorted(Counter(c.configuration for c in candidates).items())),
+        "sources": dict(sorted(Counter(c.source for c in candidates).items())),
         "tokens_o200k": {
             "total": sum(tokens),
             "mean": statistics.fmean(tokens) if tokens else 0.0,
@@ -45,6 +49,16 @@ def split_stats(candidates: Sequence[Candidate]) -> dict[str, Any]:
             "max": max(tokens, default=0),
         },
         "tool_calls": {"median": percentile(calls, 0.5), "p90": percentile(calls, 0.9), "max": max(calls, default=0)},
+    }
+
+
+def source_shares(candidates: Sequence[Candidate]) -> dict[str, dict[str, float]]:
+    """Examples and share of each source (``reference``, ``model``) over the whole dataset."""
+    counts = Counter(c.source for c in candidates)
+    total = sum(counts.values())
+    return {
+        source: {"examples": counts.get(source, 0), "share": round(counts.get(source, 0) / total, 4) if total else 0.0}
+        for source in SOURCES
     }
 
 
@@ -60,7 +74,9 @@ def render_markdown(card: dict[str, Any]) -> str:
         "|---|---|",
     ]
     for stage, value in card["pipeline"].items():
-        if stage != "loaded":
+        if stage == HIDDEN_PATH_REFERENCE:
+            lines.append(f"| {stage} | {value['count']} {value['paths'] or ''} |")
+        elif stage != "loaded":
             lines.append(f"| {stage} | {value} |")
     lines += [
         "",
@@ -75,6 +91,10 @@ def render_markdown(card: dict[str, Any]) -> str:
             f"| {name} | {stats['examples']} | {stats['skills']} | {stats['tasks']} | "
             f"{tok['median']:.0f} / {tok['p90']:.0f} |"
         )
+    lines += ["", "## Sources", "", "| source | train | eval | share |", "|---|---|---|---|"]
+    for source, entry in card.get("sources", {}).items():
+        train, evaluation = (card["splits"][name].get("sources", {}).get(source, 0) for name in ("train", "eval"))
+        lines.append(f"| {source} | {train} | {evaluation} | {entry['share']:.1%} |")
     for field in ("categories", "configurations", "labels"):
         lines += ["", f"## {field.title()}", "", "| value | train | eval |", "|---|---|---|"]
         names = sorted(set(card["splits"]["train"][field]) | set(card["splits"]["eval"][field]))

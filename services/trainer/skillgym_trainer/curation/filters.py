@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
+from skillgym_core.provenance import Source
 
 from skillgym_trainer.curation.records import Candidate
 
@@ -18,6 +19,9 @@ class Filters(BaseModel):
     models: list[str] | None = None
     labels: list[str] | None = None
     categories: list[str] | None = None
+    sources: list[Source] | None = Field(
+        None, description="'reference' (played-back reference solutions) and/or 'model'; None keeps both"
+    )
 
     def reject_reason(self, candidate: Candidate) -> str | None:
         if self.passed_only and not candidate.passed:
@@ -29,6 +33,7 @@ class Filters(BaseModel):
             ("model", self.models, candidate.model),
             ("label", self.labels, candidate.label),
             ("category", self.categories, candidate.category),
+            ("source", self.sources, candidate.source),
         ):
             if allowed is not None and value not in allowed:
                 return f"{name}_excluded"

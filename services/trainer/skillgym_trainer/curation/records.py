@@ -12,6 +12,8 @@ from skillgym_core import keys
 from skillgym_core.archive import unpack_dir
 from skillgym_core.contracts.atif import Trajectory, VerificationRecord
 from skillgym_core.errors import ArtifactNotFound, SkillGymError
+from skillgym_core.hidden_paths import hidden_paths_in
+from skillgym_core.provenance import Source, trajectory_source
 from skillgym_core.store.base import Store, get_json
 
 from skillgym_trainer.errors import ExportError
@@ -33,6 +35,8 @@ class Candidate:
     example: dict[str, Any] = field(repr=False)
     atif_key: str = ""
     part: int = 0
+    source: Source = "model"
+    hidden_paths: tuple[str, ...] = ()
 
     @property
     def configuration(self) -> str:
@@ -41,6 +45,10 @@ class Candidate:
     @property
     def example_id(self) -> str:
         return self.trajectory_id if self.part == 0 else f"{self.trajectory_id}#{self.part}"
+
+    def row(self) -> dict[str, Any]:
+        """The dataset record: the chat example labelled with where its turns came from."""
+        return {**self.example, "source": self.source}
 
     def with_example(self, example: dict[str, Any], part: int = 0) -> Candidate:
         return replace(self, example=example, part=part)
@@ -111,6 +119,8 @@ def load_candidate(store: Store, trajectory_id: str, task_cache: dict[str, dict[
         passed=record.passed,
         example=atif_to_chat(trajectory),
         atif_key=atif_key,
+        source=trajectory_source(trajectory, record.harness),
+        hidden_paths=tuple(hidden_paths_in(trajectory.model_dump(mode="json", exclude_none=True))),
     )
 
 

@@ -5,7 +5,10 @@
   ``<tool_call>`` blocks in the gpt value (Hermes style), ``tools`` as a JSON string
 - ``swift``: ms-swift agent format (``tool_call`` / ``tool_response`` roles, ``tools`` string)
 - ``hf``: a ``datasets.DatasetDict`` saved with ``save_to_disk``
-- ``atif``: the source ATIF trajectories, unchanged"""
+- ``atif``: the source ATIF trajectories, unchanged
+
+Every format keeps each record's ``source`` (``reference`` or ``model``), and no file is written
+when a record names a hidden path (:mod:`.guard`)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from typing import Any, Protocol
 from skillgym_core.store.base import Store
 
 from skillgym_trainer.errors import DatasetError
+from skillgym_trainer.export.guard import check_record, check_rows
 
 Rows = Sequence[dict[str, Any]]
 
@@ -39,7 +43,12 @@ def to_sharegpt(example: dict[str, Any]) -> dict[str, Any]:
     for message in example["messages"]:
         value = _assistant_text(message) if message["role"] == "assistant" else message.get("content") or ""
         conversations.append({"from": names[message["role"]], "value": value})
-    return {"conversations": conversations, "tools": json.dumps(example.get("tools") or [], ensure_ascii=False)}
+    row = {"conversations": conversations, "tools": json.dumps(example.get("tools") or [], ensure_ascii=False)}
+    return _with_source(row, example)
+
+
+def _with_source(row: dict[str, Any], example: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "source": example["source"]} if "source" in example else row
 
 
 def to_swift(example: dict[str, Any]) -> dict[str, Any]:
@@ -60,7 +69,7 @@ def to_swift(example: dict[str, Any]) -> dict[str, Any]:
             messages.append({"role": "tool_response", "content": message.get("content") or ""})
         else:
             messages.append({"role": role, "content": message.get("content") or ""})
-    return {"tools": json.dumps(example.get("tools") or [], ensure_ascii=False), "messages": messages}
+    return _with_source({"tools": json.dumps(example.get("tools") or [], ensure_ascii=False), "messages": messages}, example)
 
 
 def _write_jsonl(path: Path, rows: Rows) -> None:
@@ -103,7 +112,7 @@ def _hf_row(example: dict[str, Any]) -> dict[str, Any]:
                 "tool_calls": message.get("tool_calls"),
             }
         )
-    return {"messages": messages, "tools": json.dumps(example.get("tools") or [], ensure_ascii=False)}
+    return _with_source({"messages": messages, "tools": json.dumps(example.get("tools") or [], ensure_ascii=False)}, example)
 
 
 def export_hf(
@@ -126,9 +135,11 @@ def export_atif(
     paths = []
     for split, key_list in atif_keys.items():
         for key in dict.fromkeys(key_list):
+            data = store.get_bytes(key)
+            check_record(key, json.loads(data))
             path = out / "atif" / split / f"{key.split('/')[-2]}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(store.get_bytes(key))
+            path.write_bytes(data)
             paths.append(path)
     return paths
 
@@ -153,4 +164,5 @@ def export_splits(
     unknown = sorted(set(formats) - EXPORTERS.keys())
     if unknown:
         raise DatasetError(f"unknown export formats {unknown}; known: {sorted(EXPORTERS)}", formats=unknown)
+    check_rows(splits)
     return {name: EXPORTERS[name](splits, atif_keys or {}, Path(out), store) for name in formats}

@@ -89,7 +89,8 @@ def pack(examples: Sequence[TokenizedExample], tokens_per_batch: int) -> list[Pa
         else:
             bins.append([example])
             loads.append(size)
-    return [_row(group, tokens_per_batch) for group in bins]
+    rows = [_row(group, tokens_per_batch) for group in bins]
+    return [row for row in rows if row.trainable_tokens > 0]  # cut rows with nothing to learn teach nothing
 
 
 def _row(group: Sequence[TokenizedExample], limit: int) -> PackedBatch:

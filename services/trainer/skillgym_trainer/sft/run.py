@@ -121,10 +121,12 @@ def run_sft(
     model, tokenizer = load_student(spec, [*train_examples, *eval_examples], cache_dir, resume[0] if resume else None)
     if torch.cuda.is_available():
         model.to("cuda")  # type: ignore[arg-type]
-    batches = pack(tokenize_all(train_examples, tokenizer, spec.max_example_tokens), spec.tokens_per_batch)
+    # an example is cut to a packed row: one whose assistant tokens all lie past the cut teaches nothing
+    max_tokens = min(spec.max_example_tokens, spec.tokens_per_batch)
+    batches = pack(tokenize_all(train_examples, tokenizer, max_tokens), spec.tokens_per_batch)
     batches = batches[rank::world_size] or batches[:1]
     eval_batches = (
-        pack(tokenize_all(eval_examples, tokenizer, spec.max_example_tokens), spec.tokens_per_batch)
+        pack(tokenize_all(eval_examples, tokenizer, max_tokens), spec.tokens_per_batch)
         if eval_examples
         else []
     )
