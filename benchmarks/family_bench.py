@@ -186,12 +186,64 @@ def coverage(skills: dict[str, dict[str, Any]]) -> dict[str, Any]:
                        for s in skills.values()}}
 
 
+def corpus_coverage(corpus: Path, work: Path, env_cache: Path) -> dict[str, Any]:
+    """Without the reviewer and the sampler: ingest the corpus, build every accepted skill with
+    the builder service, validate each task, and read how its reference solution uses the skill."""
+    from skillgym_builder import BuilderService, BuilderSettings
+    from skillgym_core.context import ServiceContext
+    from skillgym_core.contracts.events import EnvBuilt, Envelope
+    from skillgym_core.store.local import LocalStore
+    from skillgym_ingest.pipeline import ingest
+
+    store = LocalStore(work / "store")
+    ctx = ServiceContext(store=store, sandbox=LocalSandbox(), scratch=work / "scratch")
+    builder = BuilderService(ctx, BuilderSettings(env_cache=env_cache))
+    result = ingest([corpus], store=store)
+    skills: dict[str, dict[str, Any]] = {}
+    for record in result.records:
+        skills[record.skill_id] = {"name": record.name, "accepted": record.accepted,
+                                   "subcategory": record.subcategory, "tasks": []}
+    for payload in result.events:
+        started = time.perf_counter()
+        built = builder.handle(Envelope.wrap(payload, producer="bench", correlation_id="coverage"))
+        entry = skills[payload.skill_id]
+        entry["build_s"] = round(time.perf_counter() - started, 2)
+        events = [event for event in built if isinstance(event, EnvBuilt)]
+        if not events:
+            report = json.loads(store.get_bytes(f"skills/{payload.skill_id}/build.json"))
+            entry["skipped"] = report.get("skip_reason")
+        for event in events:
+            with ctx.task_checkout(event.package_key) as task:
+                meta = task.config().metadata
+                started = time.perf_counter()
+                record = validate_task_dirs([task.root], ValidatorSettings(env_cache=env_cache))[0]
+                entry["tasks"].append({
+                    "family": event.template, "validated": bool(record.get("valid")),
+                    "validate_s": round(time.perf_counter() - started, 2),
+                    "skill_usage": ((meta.model_extra or {}).get("skill_usage") or {}).get("kind", "none"),
+                    "dependence_holds": ((meta.model_extra or {}).get("skill_dependence") or {}).get("holds"),
+                })
+        print(json.dumps({entry["name"]: entry}), flush=True)
+    return coverage(skills)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS if DEFAULT_CORPUS.is_dir() else ROOT / "examples")
     parser.add_argument("--families", help="comma-separated family ids (default: all)")
     parser.add_argument("--skip-pipeline", action="store_true")
+    parser.add_argument("--coverage-only", action="store_true",
+                        help="only build and validate the corpus's accepted skills (no reviewer, no sampler)")
+    parser.add_argument("--env-cache", type=Path, help="reuse this environment cache for --coverage-only")
     args = parser.parse_args()
+    if args.coverage_only:
+        with tempfile.TemporaryDirectory(prefix="family-coverage-") as tmp:
+            cache = args.env_cache or Path(tmp) / "env"
+            report = {"corpus": str(args.corpus), "coverage": corpus_coverage(args.corpus, Path(tmp), cache)}
+        out = RESULTS.with_name("family_coverage.json")
+        out.write_text(json.dumps(report, indent=2, default=str) + "\n")
+        print(json.dumps({k: v for k, v in report["coverage"].items() if k != "skills"}, indent=2))
+        return
     wanted = args.families.split(",") if args.families else registry().ids()
     result: dict[str, Any] = {"machine": f"{os.cpu_count()} cores, shared with other work", "families": {}}
     with tempfile.TemporaryDirectory(prefix="family-bench-") as tmp:

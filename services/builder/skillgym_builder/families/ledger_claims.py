@@ -9,7 +9,7 @@ import random
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from skillgym_builder.families.ledger_data import FOREIGN, csv_bytes, cents, money
+from skillgym_builder.families.ledger_data import FOREIGN, cents, csv_bytes, money
 
 DEFAULT_LIMITS = {"Meals": Decimal("75"), "Lodging": Decimal("250"), "Transportation": Decimal("120"),
                   "Office supplies": Decimal("150")}
