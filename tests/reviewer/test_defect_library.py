@@ -3,9 +3,8 @@ the full reviewer approves every sound one and rejects each planted defect with 
 failure type.
 
 Cases today's reviewer gets wrong are marked ``xfail(strict=True)`` with what it misses, so
-they fail once the reviewer gets them right and the mark can go. A flaky verifier's verdict
-changes from run to run, so whether one review catches it is chance: those marks are not
-strict."""
+they fail once the reviewer gets them right and the mark can go. A flaky verifier is caught by
+rerunning it on the reference result with other hash seeds (``stability_reruns``)."""
 
 from __future__ import annotations
 
@@ -31,51 +30,23 @@ MAIN_KINDS = (
     "flaky",
 )
 
-AGENT_CODE_NOT_PROBED = "no probe plants output code that writes the reward files and ends the verifier"
-EVERY_ITEM_RULE = (
-    "rejected as too_lax: the mutation gate requires every rubric item to fail some mutant, and none of the "
-    "sampled mutants touched {item} (whose check does reject a wrong value)"
-)
-
 # what today's reviewer does with these tasks instead of the expected verdict
 KNOWN_MISSES: dict[str, str] = {
-    "good/sales-by-region": EVERY_ITEM_RULE.format(item="$.grand_total"),
-    "good/access-log-report": EVERY_ITEM_RULE.format(item="$.error_rate"),
-    "good/inventory-dedupe": EVERY_ITEM_RULE.format(item="the CSV header"),
-    "accepts-wrong-value/sensor-truncated-means": (
-        "mutants move a number by about 5%, which changes the whole degrees; none moves a mean by less than a degree"
+    "ignores-constraint/sales-ranking": (
+        "a swapped ranking is the one surviving mutant of about twenty (score 0.95 >= 0.90); a surviving order "
+        "mutant is not decisive on its own, as many lists' order is free and the task need not declare it"
     ),
-    "accepts-wrong-value/slugify-hidden-types-only": (
-        "the shipped unit tests kill every code mutant, so the unchecked hidden slugs never matter to a probe"
-    ),
-    "ignores-constraint/overtime-limit": "no mutant adds an employee-week at or under the limit",
-    "ignores-constraint/toc-anchor-convention": "no mutant changes an anchor's case or its spaces for hyphens",
-    "ignores-constraint/git-full-commit-id": "no mutant shortens the commit id",
-    "rejects-valid/access-log-key-order": EVERY_ITEM_RULE.format(item="$.error_rate")
-    + "; the equivalence probe does catch the key order, as too_strict, but a later gate",
-    "trusts-agent-input/overtime-limit-from-workspace": (
-        "the tamper probe drops the last key of policy.json, the weekly limit, so the reference solution fails "
-        "and the verifier is never seen grading a forged limit"
-    ),
-    "leaked-answer/overtime-answer-in-prose": (
-        "the leak scan looks for whole answer files and for constants of 16+ characters; the prose names short values"
-    ),
-    "leaked-answer/git-commit-in-hint": "a 10-character prefix of the commit id is below the leak scan's 16 characters",
-    "reachable-solution/slugify-fix-as-patch": "a patch of the fix is neither a copy of solution/ nor the answer",
-    "agent-writes-verdict/slugify-imported-in-process": AGENT_CODE_NOT_PROBED,
-    "agent-writes-verdict/slugify-tests-run-unconfined": AGENT_CODE_NOT_PROBED,
-    "agent-writes-verdict/sales-script-run-unconfined": AGENT_CODE_NOT_PROBED,
 }
 
-FLAKY_REASON = (
-    "the reviewer never compares two verifier runs on the same answer: a flaky verifier is rejected only when a run "
-    "happens to fail, and then typed by the gate that saw it (checker_error, too_strict or too_lax)"
-)
+
+# Caught only when the reruns happen to draw the bad entry: each run misses it with p ~ 0.57, all
+# three runs with p ~ 0.19, so one review catches it about four times in five.
+BY_CHANCE = {"flaky/slugify-random-spot-check": "its random spot check misses the wrong entry in ~57% of runs"}
 
 
 def _marks(task: LibraryTask) -> list[Any]:
-    if task.kind == "flaky":
-        return [pytest.mark.xfail(strict=False, reason=FLAKY_REASON)]
+    if task.name in BY_CHANCE:
+        return [pytest.mark.xfail(strict=False, reason=BY_CHANCE[task.name])]
     if task.name in KNOWN_MISSES:
         return [pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[task.name])]
     return []

@@ -7,6 +7,7 @@ import ast
 import csv
 import io
 import json
+from typing import Any
 
 import yaml
 from skillgym_reviewer.gates.mutation.generate import file_kind, file_mutants, output_mutants
@@ -81,11 +82,35 @@ def test_cap_spreads_mutants_over_files_and_operators() -> None:
     outputs = {"answer.json": ANSWER_JSON, "t.csv": TABLE, "r.md": MARKDOWN}
     chosen = output_mutants(outputs, seed=0, cap=12)
     assert len(chosen) == 12
-    assert {m.file for m in chosen} == set(outputs)
-    assert all(sum(1 for m in chosen if m.file == rel) == 4 for rel in outputs)
-    assert len({m.operator for m in chosen if m.file == "answer.json"}) == 4  # one site per operator first
+    assert {m.file for m in chosen} == set(outputs)  # every file before any file's second region
     assert len({(m.file, m.content) for m in chosen}) == len(chosen)
     assert all(m.content != outputs[m.file] for m in chosen)
+    wide = output_mutants(outputs, seed=0, cap=200)
+    assert len({m.operator for m in wide if m.file == "answer.json"}) >= 8
+
+
+def test_every_region_gets_a_mutant_before_the_random_draws() -> None:
+    """However the seed falls, each key path of a tree, each column and the header of a table is
+    changed by some mutant: a rubric item that checks only one of them still meets one."""
+    report: dict[str, Any] = {"regions": [{"region": f"r{i}", "revenue": 10.5 * i, "orders": i} for i in range(1, 9)],
+              "grand_total": 378.0, "currency": "EUR"}
+    data = (json.dumps(report, indent=2) + "\n").encode()
+    for seed in range(6):
+        chosen = output_mutants({"report.json": data, "t.csv": TABLE}, seed=seed, cap=40)
+        json_regions = set()
+        for mutant in (m for m in chosen if m.file == "report.json" and m.effect == "value"):
+            changed = json.loads(mutant.content)
+            json_regions |= {key for key in ("grand_total", "currency") if changed[key] != report[key]}
+            json_regions |= {f"regions.{key}" for row, new in zip(report["regions"], changed["regions"], strict=False)
+                             for key in row if new.get(key) != row[key]}
+        assert json_regions == {"grand_total", "currency", "regions.region", "regions.revenue", "regions.orders"}
+        tables = [_rows(m.content) for m in chosen if m.file == "t.csv"]
+        original = _rows(TABLE)
+        assert any(rows[0] != original[0] for rows in tables)  # the header
+        for c in range(len(original[0])):
+            assert any(len(rows) == len(original) and rows[0] == original[0]
+                       and any(row[c] != orig[c] for row, orig in zip(rows[1:], original[1:], strict=True))
+                       for rows in tables), original[0][c]
 
 
 def _rows(content: bytes) -> list[list[str]]:
@@ -95,11 +120,11 @@ def _rows(content: bytes) -> list[list[str]]:
 def test_table_operators_keep_the_header_and_the_format() -> None:
     grouped = file_mutants("t.csv", TABLE, seed=0)
     assert _operators(grouped) == {"drop_row", "duplicate_row", "swap_rows", "perturb_cell", "change_cell",
-                                   "swap_column_values"}
+                                   "swap_column_values", "fine_nudge", "truncate_number", "recase_identifier", "cover"}
     original = _rows(TABLE)
     for mutant in (m for ms in grouped.values() for m in ms):
         rows = _rows(mutant.content)
-        assert rows[0] == original[0], mutant.name
+        assert rows[0] == original[0] or mutant.operator == "rename_header", mutant.name
         assert mutant.content.endswith(b"\n") and b"\r" not in mutant.content
     assert len(_rows(grouped["drop_row"][0].content)) == len(original) - 1
     assert len(_rows(grouped["duplicate_row"][0].content)) == len(original) + 1
@@ -175,3 +200,62 @@ def test_solution_steps_are_top_level_commands_only() -> None:
     assert solution_steps("cd /app\nfor f in *; do\n  echo $f\ndone\n") is None
     assert solution_steps("cd /app\ncat > x <<EOF\nhi\nEOF\n") is None
     assert solution_steps("cd /app\npython3 -c \"\nprint(1)\n\"\n") is None
+
+
+def test_near_miss_values() -> None:
+    import random
+
+    from skillgym_reviewer.gates.mutation.nearmiss import fine_nudge, recased, shortened_id, truncated
+
+    rng = random.Random(0)
+    moved = fine_nudge(21.58, rng)
+    assert moved is not None and moved != 21.58 and int(moved) == 21 and abs(moved - 21.58) >= 0.02
+    assert truncated(21.58, rng) == 21.0 and truncated(-3.5, rng) == -3.0 and truncated(20.0, rng) is None
+    assert recased("fast-mode", rng) in ("Fast Mode", "fast mode")
+    assert recased("Install", rng) is None and recased("from source", rng) is None
+    commit = "d440c5125d58a4b3f0e6c1f9b2a7e8d3c4b5a697"
+    short = shortened_id(commit, rng)
+    assert short is not None and commit.startswith(short) and len(short) in (7, 10)
+    assert shortened_id("deadbeef", rng) is None and shortened_id("2024031512345678", rng) is None
+
+
+def test_near_miss_operators_on_trees_and_tables() -> None:
+    report = {"commit": "d440c5125d58a4b3f0e6c1f9b2a7e8d3c4b5a697", "anchor": "dry-runs",
+              "rows": [{"name": "Dana", "hours": 6.5}, {"name": "Eli", "hours": 2.25}]}
+    grouped = file_mutants("a.json", (json.dumps(report, indent=2) + "\n").encode(), seed=0)
+    assert {"fine_nudge", "truncate_number", "recase_identifier", "shorten_id", "add_zero_record"} <= set(grouped)
+    assert json.loads(grouped["shorten_id"][0].content)["commit"] in (report["commit"][:7], report["commit"][:10])
+    added = json.loads(grouped["add_zero_record"][0].content)["rows"]
+    assert len(added) == 3 and any(row["hours"] == 0 and row["name"] not in ("Dana", "Eli") for row in added)
+    for mutant in grouped["truncate_number"]:
+        assert all(row["hours"] == int(row["hours"]) for row in json.loads(mutant.content)["rows"]
+                   if row["hours"] not in (6.5, 2.25))
+    table = file_mutants("t.csv", TABLE, seed=0)
+    for mutant in table["truncate_number"]:
+        assert _rows(mutant.content)[0] == _rows(TABLE)[0]
+
+
+def test_swap_call_keeps_code_running_but_answering_differently() -> None:
+    source = b'def slug(text):\n    return text.lower().strip("-")\n'
+    grouped = file_mutants("s.py", source, seed=0)
+    swapped = {m.content for m in grouped["swap_call"]}
+    assert b'text.lower().rstrip("-")' in b"".join(swapped) and b'text.upper().strip("-")' in b"".join(swapped)
+    for content in swapped:
+        ast.parse(content)
+
+
+def test_decisive_near_misses_need_a_checked_place() -> None:
+    from skillgym_reviewer.gates.mutation.exactness import decisive_near_misses
+    from skillgym_reviewer.gates.mutation.model import Mutant, TrialResult
+
+    def mutant(operator: str, location: str, effect: str = "value") -> Mutant:
+        return Mutant("a.json", operator, location, b"", effect)  # type: ignore[arg-type]
+
+    mutants = [mutant("leaf_nudge", "$.rows[0].mean"), mutant("truncate_number", "$.rows[1].mean"),
+               mutant("truncate_number", "$.elapsed"), mutant("add_zero_record", "$.rows[2]", "shape")]
+    results = [TrialResult(mutants[0].name, "output", "killed", 0.5, ["means"]),
+               TrialResult(mutants[1].name, "output", "survived", 1.0),
+               TrialResult(mutants[2].name, "output", "survived", 1.0),  # a place nothing checks
+               TrialResult(mutants[3].name, "output", "survived", 1.0)]
+    found = decisive_near_misses(results, {m.name: m for m in mutants})
+    assert found == [mutants[1].name, mutants[3].name]

@@ -28,3 +28,24 @@ def test_built_task_is_reviewed_in_the_sandbox_and_approved(tmp_path: Path) -> N
     assert isinstance(outputs[0], EnvReviewed) and not any(isinstance(o, EnvFeedback) for o in outputs)
     assert gates["mutation"]["passed"] and report["mutation"]["score"] >= 0.9
     assert gates["mutation"]["details"]["unkilled_items"] == []
+
+
+def test_a_lineage_that_keeps_failing_conformance_is_dropped_when_its_rounds_are_spent(tmp_path: Path) -> None:
+    from skillgym_reviewer import ReviewerSettings
+
+    ctx = make_context(tmp_path)
+    settings = BuilderSettings(preferred_templates=["section-trace"])
+    built = BuilderService(ctx, settings).handle(wrap(put_skill(ctx.store, FIXTURES / "csv-cleanup")))[0]
+    with ctx.task_checkout(built.package_key) as task:
+        config = task.config()
+        config.metadata.feedback_round = 2  # type: ignore[attr-defined]
+        task.write_config(config)
+        (task.tests / "test.sh").unlink()  # conformance fails: no verifier entry point
+        package_key = ctx.save_task(built.task_id, task)
+    broken = built.model_copy(update={"package_key": package_key})
+    outputs = ReviewerService(ctx, ReviewerSettings(feedback_budget=2)).handle(wrap(broken))
+    reviewed = [o for o in outputs if isinstance(o, EnvReviewed)]
+    assert len(reviewed) == 1 and not reviewed[0].approved
+    assert not any(isinstance(o, EnvFeedback) for o in outputs)
+    report = get_json(ctx.store, keys.task_review(built.task_id))
+    assert report["feedback_round"] == 2 and report["dropped"] is True

@@ -42,3 +42,29 @@ def weakened(source: str, item: str) -> str:
 def weaken_task(task_root: Path, item: str) -> None:
     verify = task_root / "tests" / "verify.py"
     verify.write_text(weakened(verify.read_text(), item))
+
+
+RUNNER_OVERRIDE = '''
+
+_unweakened_run = run
+
+
+def run(checks):
+    """This copy of the runner scores rubric item {item!r} as passed whatever its check says."""
+    return _unweakened_run([(name, (lambda: True) if name == {item!r} else check) for name, check in checks])
+'''
+
+
+def weaken_runner(task_root: Path, item: str) -> None:
+    """The same weakening for verifiers of any shape: the task's copy of the rubric runner
+    (``tests/checks.py``) replaces rubric item ``item``'s check with one that always passes."""
+    runner = task_root / "tests" / "checks.py"
+    runner.write_text(runner.read_text() + RUNNER_OVERRIDE.format(item=item))
+
+
+def rubric_items(task_root: Path) -> list[str]:
+    """The programmatic rubric items of a task (``tests/rubric.json``)."""
+    import json
+
+    items = json.loads((task_root / "tests" / "rubric.json").read_text())
+    return [item["name"] for item in items if item.get("kind", "programmatic") == "programmatic"]

@@ -70,7 +70,7 @@ class TaskReviewer:
             metrics.GATE_OUTCOMES.labels(
                 gate.gate, "passed" if gate.passed else "failed", gate.failure_type or "ok"
             ).inc()
-        feedback_round = int(getattr(config.metadata, "feedback_round", 0) or 0) if config else 0
+        feedback_round = _feedback_round(task, config, event)
         report = ReviewReport.from_gates(
             gates,
             task_id=event.task_id,
@@ -90,7 +90,7 @@ class TaskReviewer:
         workdir = Path(tempfile.mkdtemp(prefix="review-", dir=self.scratch))
         try:
             started = time.monotonic()
-            validity, evidence = run_validity(task, self.runner, workdir)
+            validity, evidence = run_validity(task, self.runner, workdir, reruns=self.settings.stability_reruns)
             validity.seconds = round(time.monotonic() - started, 3)
             gates = [validity]
             if validity.passed and evidence is not None and self.settings.run_probes:
@@ -98,3 +98,15 @@ class TaskReviewer:
             return gates
         finally:
             remove_tree(workdir)
+
+
+def _feedback_round(task: TaskDir, config: TaskConfig | None, event: EnvBuilt) -> int:
+    """How many review rounds this lineage has had. Read from task.toml even when the task
+    failed conformance (else a builder that keeps writing broken tasks would get feedback
+    forever); a task.toml that cannot be read at all counts its revision instead."""
+    if config is None:
+        try:
+            config = task.config()
+        except Exception:  # unreadable task.toml: the lineage's revision bounds the rounds
+            return event.revision
+    return int(getattr(config.metadata, "feedback_round", 0) or 0)

@@ -11,6 +11,8 @@ from typing import Any
 
 from skillgym_core.contracts.task import TaskDir
 
+from skillgym_reviewer.gates.answer_values import VisibleText, id_prefixes, told_values
+from skillgym_reviewer.gates.patches import patches_to_solution
 from skillgym_reviewer.gates.validity import Evidence, workspace_files
 from skillgym_reviewer.report import GateResult
 
@@ -82,6 +84,11 @@ def leakage_gate(task: TaskDir, evidence: Evidence, min_chars: int) -> GateResul
                 f"{len(exposed)} of {len(constants)} verifier constants are visible in the instruction or workspace"
                 f" (e.g. {exposed[0][:60]!r})"
             )
+    outputs = evidence.outputs()
+    for rel, told in told_values(outputs, VisibleText(instruction, _texts(workspace))).items():
+        reasons.append(f"the instruction states {len(told)} of the values {rel} must work out ({', '.join(told[:6])})")
+    reasons += [f"the answer shows through: {found}" for found in id_prefixes(outputs, visible)]
+    reasons += patches_to_solution(workspace, evidence.initial_workspace, evidence.solved_workspace)
     for rel, text in _texts(workspace).items():
         if re.search(r"(^|[\s\"'`(])/(solution|tests)/", text):
             reasons.append(f"workspace/{rel} points at the hidden /solution or /tests")

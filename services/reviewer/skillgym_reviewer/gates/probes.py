@@ -18,11 +18,13 @@ from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.sandbox.workspace import safe_copy_tree
 from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner, VerifierOutcome
 
+from skillgym_reviewer.gates.forgery import code_files, plant_edit, wrote_the_verdict
 from skillgym_reviewer.gates.pool import default_workers, parallel_map
 from skillgym_reviewer.gates.validity import Evidence, changed_files, checker_crashed, workspace_files
 from skillgym_reviewer.report import GateResult
 
 MAX_PROBE_FILES = 6
+FORGED_BY_CODE = "forged-by-code"
 COPY_MAX_BYTES, COPY_MAX_FILES = 256 * 1024 * 1024, 20000
 Edit = Callable[[Path], None]
 
@@ -81,6 +83,44 @@ def _drop_one(value: Any) -> Any:
     if isinstance(value, list) and value:
         return value[:-1]
     return None
+
+
+def _first_number(value: Any, change: Callable[[Any], Any]) -> tuple[Any, bool]:
+    """``value`` with its first numeric leaf changed by ``change``."""
+    if isinstance(value, dict):
+        for key in value:
+            new, done = _first_number(value[key], change)
+            if done:
+                return {**value, key: new}, True
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            new, done = _first_number(item, change)
+            if done:
+                return [*value[:index], new, *value[index + 1 :]], True
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        return change(value), True
+    return value, False
+
+
+def changed_inputs(rel: str, data: bytes) -> list[bytes]:
+    """Forged versions of one input file that the reference solution can still read, tried in
+    turn until one moves its result: a JSON file's first number changed (a setting, a limit),
+    else a record dropped (the last one, then one from the middle, as the last may be one the
+    task skips anyway)."""
+    try:
+        parsed = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        parsed = None
+    if isinstance(parsed, dict | list):
+        changed, done = _first_number(parsed, _corrupt_scalar)
+        if done:
+            return [(json.dumps(changed, indent=2) + "\n").encode()]
+        variants = dict(mutations(rel, data))
+        return [v for v in [variants.get("drop-entry")] if v is not None and v != data]
+    lines = data.decode("utf-8", "replace").splitlines(keepends=True)
+    content = [i for i, line in enumerate(lines) if line.strip()]
+    drops = list(dict.fromkeys(content[-1:] + content[len(content) // 2 : len(content) // 2 + 1]))
+    return ["".join(line for i, line in enumerate(lines) if i != drop).encode() for drop in drops]
 
 
 def mutations(rel: str, data: bytes) -> list[tuple[str, bytes]]:
@@ -161,7 +201,14 @@ class Prober:
             Probe("forged-reward:reward.txt", set_file("reward.txt", b"1\n"), start="initial"),
             Probe("forged-reward:reward.json", set_file("reward.json", b'{"reward": 1.0}'), start="initial"),
         ]
-        return probes
+        return probes + self.forging_probes()
+
+    def forging_probes(self) -> list[Probe]:
+        """The agent's code files with a payload that writes the verdict (see ``forgery``)."""
+        protected = {item.path for item in self.task.config().metadata.protected_inputs}
+        files = code_files(self.evidence.outputs(), workspace_files(self.evidence.solved_workspace), protected,
+                           MAX_PROBE_FILES)
+        return [Probe(f"{FORGED_BY_CODE}:{rel}", plant_edit(rel, data)) for rel, data in files.items()]
 
     def tamper_probes(self) -> list[Probe]:
         protected = self.task.config().metadata.protected_inputs
@@ -173,32 +220,38 @@ class Prober:
             probes += [Probe(f"{name}:{rel}", set_file(rel, same)) for name, same in reformattings(rel, data)]
         return probes
 
-    def tampered_inputs(self) -> dict[str, bytes]:
+    def tampered_inputs(self) -> dict[str, list[bytes]]:
         """Input files to tamper with: left unchanged by the solution, protected or named in the
         instruction, each with a changed version (a record dropped)."""
         outputs = self.evidence.outputs()
         protected = {item.path for item in self.task.config().metadata.protected_inputs}
-        chosen: dict[str, bytes] = {}
+        chosen: dict[str, list[bytes]] = {}
         for rel, data in workspace_files(self.evidence.initial_workspace).items():
             if rel in outputs or not (rel in protected or rel in self.instruction):
                 continue
-            variants = dict(mutations(rel, data))
-            changed = variants.get("drop-entry") or variants.get("drop-line")
-            if changed is not None and changed != data:
+            changed = changed_inputs(rel, data)
+            if changed:
                 chosen[rel] = changed
         return dict(list(chosen.items())[:MAX_PROBE_FILES])
 
-    def resolve_on_tampered(self, rel: str, data: bytes) -> VerifierOutcome | None:
+    def resolve_on_tampered(self, rel: str, variants: list[bytes]) -> VerifierOutcome | None:
         """Change an input, rerun the reference solution, and judge it: a verifier that trusts the
-        agent's copy of the inputs accepts a result computed from forged data."""
-        workspace = self.runner.fresh_workspace(self.task, self.workdir)
-        try:
-            (workspace / rel).write_bytes(data)
-            if not self.runner.run_solution(self.task, workspace).ok:
-                return None
-            return self.runner.verify(self.task, workspace)
-        finally:
-            remove_tree(workspace)
+        agent's copy of the inputs accepts a result computed from forged data. A change that
+        leaves the reference result as it was says nothing: the next variant is tried."""
+        reference = self.evidence.outputs()
+        for data in variants:
+            workspace = self.runner.fresh_workspace(self.task, self.workdir)
+            try:
+                (workspace / rel).write_bytes(data)
+                if not self.runner.run_solution(self.task, workspace).ok:
+                    continue
+                produced = workspace_files(workspace)
+                if all(produced.get(out) == content for out, content in reference.items()):
+                    continue
+                return self.runner.verify(self.task, workspace)
+            finally:
+                remove_tree(workspace)
+        return None
 
     def run_alternative(self, script: Path) -> tuple[bool, str]:
         rel = script.relative_to(self.task.solution).as_posix()
@@ -239,7 +292,11 @@ def lax_gate(prober: Prober) -> GateResult:
     outcomes = parallel_map(prober.verify, probes, prober.workers)
     resolved = parallel_map(lambda item: prober.resolve_on_tampered(*item), list(tampered.items()), prober.workers)
     for probe, outcome in zip(probes, outcomes, strict=True):
-        if outcome.passed:
+        if probe.name.startswith(FORGED_BY_CODE):
+            if outcome.passed and wrote_the_verdict(outcome.rewards):
+                passed_wrong.append(f"{probe.name} (agent code the verifier runs with its own rights wrote the verdict)")
+            continue  # a pass on a file the verifier never ran is a right answer; a broken run fails only itself
+        elif outcome.passed:
             passed_wrong.append(probe.name)
         elif crash := checker_crashed(outcome):
             crashes.append(f"{probe.name}: {crash}")

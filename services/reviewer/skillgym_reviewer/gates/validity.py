@@ -75,7 +75,23 @@ def checker_crashed(outcome: VerifierOutcome) -> str | None:
     return exited
 
 
-def run_validity(task: TaskDir, runner: TaskRunner, workdir: Path) -> tuple[GateResult, Evidence | None]:
+def rerun_rewards(task: TaskDir, runner: TaskRunner, workspace: Path, reruns: int) -> list[float | None]:
+    """The verifier's rewards on one final workspace, run again with fixed, different hash seeds
+    (set and dict-of-set orders change between them, as they do between real runs)."""
+    return [runner.verify(task, workspace, extra_env={"PYTHONHASHSEED": str(seed)}).reward
+            for seed in range(1, reruns + 1)]
+
+
+def flaky_reason(first: float | None, again: list[float | None]) -> str | None:
+    rewards = [first, *again]
+    if len(set(rewards)) <= 1:
+        return None
+    return f"flaky verifier: rewards {rewards} on the same reference result in {len(rewards)} runs"
+
+
+def run_validity(
+    task: TaskDir, runner: TaskRunner, workdir: Path, *, reruns: int = 0
+) -> tuple[GateResult, Evidence | None]:
     initial_ws = runner.fresh_workspace(task, workdir)
     solved_ws = runner.fresh_workspace(task, workdir)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="validity") as pool:
@@ -104,6 +120,9 @@ def run_validity(task: TaskDir, runner: TaskRunner, workdir: Path) -> tuple[Gate
     if crash:
         return GateResult.fail("validity", "checker_error", [f"on the reference solution: {crash}"],
                                solved=solved.to_dict()), evidence
+    flaky = flaky_reason(solved.reward, rerun_rewards(task, runner, solved_ws, reruns)) if reruns else None
+    if flaky:
+        return GateResult.fail("validity", "checker_error", [flaky], solved=solved.to_dict()), evidence
     if solved.failure_type == "tampered_inputs":
         return GateResult.fail("validity", "checker_error",
                                [f"reference solution modifies protected inputs {solved.tampered}"]), evidence

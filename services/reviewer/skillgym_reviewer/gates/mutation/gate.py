@@ -14,9 +14,10 @@ from skillgym_core.contracts.task import TaskDir
 from skillgym_core.taskrun import TaskRunner
 
 from skillgym_reviewer.gates.mutation.equivalence import EquivalenceError, Equivalences
+from skillgym_reviewer.gates.mutation.exactness import decisive_near_misses
 from skillgym_reviewer.gates.mutation.generate import output_mutants
 from skillgym_reviewer.gates.mutation.llm import WrongSolutionWriter, wrong_solution_trial
-from skillgym_reviewer.gates.mutation.model import TrialResult
+from skillgym_reviewer.gates.mutation.model import Mutant, TrialResult
 from skillgym_reviewer.gates.mutation.runs import ScriptRunner, solution_steps
 from skillgym_reviewer.gates.mutation.score import MutationScore, rubric_items
 from skillgym_reviewer.gates.mutation.trials import (
@@ -100,9 +101,10 @@ class MutationGates:
         done = run_trials([*trials, *rewrites], prober.workers)
         results, rewritten = declared + done[: len(trials)], done[len(trials) :]
         open_answers = OpenAnswers.between(reference, alternatives() if alternatives else [])
-        excuse_open_answers(results, {m.name: m for m in mutants}, open_answers)
+        by_name = {m.name: m for m in mutants}
+        excuse_open_answers(results, by_name, open_answers)
         seconds = round(time.monotonic() - started, 3)
-        return [self._mutation_gate(config.metadata.template, ctx, open_answers, results, notes, seconds),
+        return [self._mutation_gate(config.metadata.template, ctx, open_answers, results, by_name, notes, seconds),
                 self._equivalence_gate(equivalences, rewritten)]
 
     def _solution_run_trials(self, task: TaskDir, evidence: Evidence, ctx: TrialContext) -> list[Trial]:
@@ -124,8 +126,8 @@ class MutationGates:
         return trials
 
     def _mutation_gate(self, template: str, ctx: TrialContext, open_answers: OpenAnswers, results: list[TrialResult],
-                       notes: list[str], seconds: float) -> GateResult:
-        score = MutationScore(ctx.items, results)
+                       mutants: dict[str, Mutant], notes: list[str], seconds: float) -> GateResult:
+        score = MutationScore(ctx.items, results, frozenset(name for name, m in mutants.items() if m.cover))
         if score.score is not None:
             MUTATION_SCORE.labels(template or "unknown").observe(score.score)
         details = {
@@ -137,6 +139,11 @@ class MutationGates:
         if crashes:
             return GateResult.fail(GATE, "checker_error", crashes, **details)
         shortfalls = score.shortfalls(self.settings.mutation_min_score, self.settings.mutation_every_item)
+        near = decisive_near_misses(results, mutants) if self.settings.mutation_near_misses else []
+        if near:
+            shortfalls.append(f"the verifier rejects plainly wrong values at these places but accepts near misses of "
+                              f"the exact answer: {', '.join(near[:8])}")
+        details["near_misses_accepted"] = near
         if shortfalls:
             return GateResult.fail(GATE, "too_lax", shortfalls, **details)
         return GateResult.ok(GATE, **details)

@@ -1,10 +1,12 @@
 """Which mutants a task gets: each output file is read as its kind (JSON, JSON Lines, YAML,
 table, Python, Markdown, text or binary), every operator of that kind draws a few sites, and a
-cap spreads the mutants over files and operators in turn."""
+cap spreads the mutants over files and operators in turn, after the coverage mutants that reach
+every region of every file."""
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
@@ -12,7 +14,7 @@ from typing import Literal
 
 import yaml
 
-from skillgym_reviewer.gates.mutation.model import Mutant
+from skillgym_reviewer.gates.mutation.model import COVER, Mutant
 from skillgym_reviewer.gates.mutation.pycode import binary_mutants, python_mutants
 from skillgym_reviewer.gates.mutation.structured import json_mutants, jsonl_mutants, yaml_mutants
 from skillgym_reviewer.gates.mutation.tables import table_mutants
@@ -99,12 +101,21 @@ def _interleave(groups: Iterable[list[Mutant]]) -> list[Mutant]:
 
 
 def spread(per_file: Mapping[str, Mapping[str, list[Mutant]]], cap: int) -> list[Mutant]:
-    """At most ``cap`` mutants, taken from the files in turn and, within a file, from its
-    operators in turn; a mutant whose content repeats another's is dropped."""
-    queues = [_interleave(grouped.values()) for _, grouped in sorted(per_file.items())]
+    """At most ``cap`` mutants: first the ones that reach every region of every file (each key
+    path of a tree, each column and the header of a table; marked ``cover``), files in turn, then
+    the others, taken from the files in turn and, within a file, from its operators in turn; a
+    mutant whose content repeats another's is dropped."""
+    cover: list[list[Mutant]] = []
+    queues: list[list[Mutant]] = []
+    for _, grouped in sorted(per_file.items()):
+        queue = _interleave(ms for op, ms in grouped.items() if op != COVER)
+        regions = [dataclasses.replace(m, cover=True) for m in grouped.get(COVER, [])]
+        first = regions or queue[:1]  # a file without regions still gets a (scored) mutant early
+        cover.append(first)
+        queues.append(queue[1:] if not regions else queue)
     chosen: list[Mutant] = []
     seen: set[tuple[str, bytes]] = set()
-    for mutant in _interleave(queues):
+    for mutant in [*_interleave(cover), *_interleave(queues)]:
         if len(chosen) >= cap:
             break
         if (mutant.file, mutant.content) not in seen:

@@ -16,6 +16,7 @@ Verdict = Literal["killed", "survived", "equivalent", "not_run", "crashed"]
 TrialKind = Literal["output", "partial_solution", "perturbed_input", "llm_solution", "equivalent_rewrite"]
 
 SITES_PER_OPERATOR = 3  # candidate sites drawn per operator and file before the cap spreads them
+COVER = "cover"  # the group of a file's mutants that reach each of its regions; tried before the others
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class Mutant:
     location: str
     content: bytes
     effect: Effect
+    cover: bool = False  # drawn to reach a region every item may check; judged for items, not scored
 
     @property
     def name(self) -> str:

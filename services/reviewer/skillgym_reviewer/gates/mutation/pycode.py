@@ -1,6 +1,8 @@
 """Mutants of Python source, found with ``ast`` and applied as edits to the original text (so
 comments and layout survive): a comparison flipped, a numeric constant changed, a statement
-replaced by ``pass``. A mutant that no longer parses is dropped."""
+replaced by ``pass``, a call swapped for its sibling (``strip`` for ``rstrip``, ``min`` for
+``max``): code that still runs but answers differently. A mutant that no longer parses is
+dropped."""
 
 from __future__ import annotations
 
@@ -15,6 +17,11 @@ Change = tuple[str, str, str]  # operator, where, new source
 FLIPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
     ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+}
+SIBLING_CALLS: dict[str, tuple[str, ...]] = {
+    "strip": ("lstrip", "rstrip"), "lstrip": ("strip",), "rstrip": ("strip",), "lower": ("upper",),
+    "upper": ("lower",), "startswith": ("endswith",), "endswith": ("startswith",), "min": ("max",), "max": ("min",),
+    "any": ("all",), "all": ("any",), "floor": ("ceil",), "ceil": ("floor",),
 }
 SIMPLE_STATEMENTS = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Delete, ast.Raise, ast.Assert)
 
@@ -85,8 +92,35 @@ def delete_statement(tree: ast.Module, source: str, rng: random.Random) -> list[
     return changes
 
 
+def _callee(node: ast.Call) -> tuple[ast.AST, str] | None:
+    """The name node of a call's callee and its name (``x.strip(...)``: the attribute)."""
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.end_lineno == func.lineno:
+        return func, func.attr
+    if isinstance(func, ast.Name):
+        return func, func.id
+    return None
+
+
+def swap_call(tree: ast.Module, source: str, rng: random.Random) -> list[Change]:
+    """A call of a method or builtin replaced by its sibling, one site per sibling."""
+    lines = source.splitlines(keepends=True)
+    sites: list[tuple[ast.AST, str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (callee := _callee(node)) and callee[1] in SIBLING_CALLS:
+            sites += [(callee[0], callee[1], sibling) for sibling in SIBLING_CALLS[callee[1]]]
+    changes: list[Change] = []
+    for name_node, old, new in (sites[i] for i in pick(rng, list(sites))):
+        end = _offset(lines, name_node.end_lineno, name_node.end_col_offset)  # type: ignore[attr-defined]
+        if source[end - len(old) : end] != old:
+            continue
+        edited = source[: end - len(old)] + new + source[end:]
+        changes.append(("swap_call", f"line {name_node.lineno}:{old}->{new}", edited))  # type: ignore[attr-defined]
+    return changes
+
+
 OPERATORS: list[Callable[[ast.Module, str, random.Random], list[Change]]] = [
-    flip_comparison, change_constant, delete_statement,
+    flip_comparison, change_constant, delete_statement, swap_call,
 ]
 
 

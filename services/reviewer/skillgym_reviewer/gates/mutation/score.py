@@ -41,8 +41,12 @@ def judge(outcome: VerifierOutcome, items: Sequence[str]) -> tuple[Verdict, list
 
 @dataclass
 class MutationScore:
+    """``unscored``: trials that count for the items they fail but not for the score (the
+    coverage mutants: adding them must not water the score down)."""
+
     items: list[str]
     results: list[TrialResult]
+    unscored: frozenset[str] = frozenset()
     item_kills: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -53,12 +57,16 @@ class MutationScore:
         self.item_kills = {name: kills.get(name, 0) for name in self.items}
 
     @property
+    def scored(self) -> list[TrialResult]:
+        return [r for r in self.results if r.name not in self.unscored]
+
+    @property
     def tried(self) -> int:
-        return sum(1 for r in self.results if r.counted)
+        return sum(1 for r in self.scored if r.counted)
 
     @property
     def killed(self) -> int:
-        return sum(1 for r in self.results if r.verdict == "killed")
+        return sum(1 for r in self.scored if r.verdict == "killed")
 
     @property
     def score(self) -> float | None:
@@ -66,7 +74,7 @@ class MutationScore:
 
     @property
     def survivors(self) -> list[str]:
-        return [r.name for r in self.results if r.verdict == "survived"]
+        return [r.name for r in self.scored if r.verdict == "survived"]
 
     @property
     def unkilled_items(self) -> list[str]:
@@ -96,6 +104,7 @@ class MutationScore:
         return {
             "score": self.score, "tried": self.tried, "killed": self.killed, "survivors": self.survivors,
             "equivalent": self.count("equivalent"), "not_run": self.count("not_run"), "crashed": self.count("crashed"),
+            "coverage_trials": len(self.results) - len(self.scored),
             "items": {name: {"kills": kills, "share": round(kills / self.tried, 4) if self.tried else None}
                       for name, kills in self.item_kills.items()},
             "unkilled_items": self.unkilled_items, "by_kind": per_kind,

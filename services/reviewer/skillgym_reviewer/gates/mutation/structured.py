@@ -1,6 +1,7 @@
 """Mutants of JSON, JSON Lines and YAML files, made on the parsed tree: one leaf nudged, a
 boolean flipped, two list elements swapped, an element dropped or duplicated, a key renamed, a
-leaf's type changed. The mutant is written back in the file's own style (indent, final newline)
+leaf's type changed, near misses (see ``nearmiss``), a zero-valued record added; and, before
+the random draws, one wrong value in every region (key path). The mutant is written back in the file's own style (indent, final newline)
 so that only its meaning differs."""
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 
 import yaml
 
-from skillgym_reviewer.gates.mutation.model import Effect, Mutant, pick, seeded
+from skillgym_reviewer.gates.mutation.model import COVER, Effect, Mutant, pick, seeded
+from skillgym_reviewer.gates.mutation.nearmiss import fine_nudge, recased, shortened_id, truncated
 from skillgym_reviewer.gates.mutation.scalars import nudge_float, nudge_int, nudge_text, rename
 
 TreePath = tuple[str | int, ...]
@@ -66,14 +68,97 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def _nudged(value: int | float | str, rng: random.Random) -> int | float | str:
+    if isinstance(value, int):
+        return nudge_int(value, rng)
+    return nudge_float(value, rng) if isinstance(value, float) else nudge_text(value, rng)
+
+
 def leaf_nudge(tree: Any, rng: random.Random) -> list[Change]:
     sites = [(p, v) for p, v in walk(tree) if _leaf(v) and not isinstance(v, bool) and isinstance(v, int | float | str)]
     changes: list[Change] = []
     for i in pick(rng, list(sites)):
         path, value = sites[i]
-        new = nudge_int(value, rng) if isinstance(value, int) else nudge_float(value, rng) if isinstance(
-            value, float) else nudge_text(value, rng)
-        changes.append(("leaf_nudge", path, replace(tree, path, new), "value"))
+        changes.append(("leaf_nudge", path, replace(tree, path, _nudged(value, rng)), "value"))
+    return changes
+
+
+def region(path: TreePath) -> str:
+    """A leaf's place with list positions left out: ``$.regions[*].revenue``."""
+    return render(tuple("*" if isinstance(part, int) else part for part in path)).replace('["*"]', "[*]")
+
+
+def region_nudges(tree: Any, rng: random.Random) -> list[Change]:
+    """One wrong value in every region of the tree (each key path, list positions aside), so a
+    check that reads only one field still meets a mutant however the other draws fall."""
+    regions: dict[str, list[TreePath]] = {}
+    for path, value in walk(tree):
+        if path and _leaf(value) and isinstance(value, bool | int | float | str):
+            regions.setdefault(region(path), []).append(path)
+    changes: list[Change] = []
+    for paths in regions.values():
+        path = paths[rng.randrange(len(paths))]
+        value = _at(tree, path)
+        if isinstance(value, bool):
+            changes.append(("bool_flip", path, replace(tree, path, not value), "value"))
+        else:
+            changes.append(("leaf_nudge", path, replace(tree, path, _nudged(value, rng)), "value"))
+    return changes
+
+
+def _near(tree: Any, rng: random.Random, name: str, change: Callable[[Any, random.Random], Any]) -> list[Change]:
+    """Near misses at up to three regions, one site each: a near miss asks about the check of
+    one field, so two at the same field say little more than one."""
+    by_region: dict[str, list[tuple[TreePath, Any]]] = {}
+    for p, v in walk(tree):
+        if _leaf(v) and not isinstance(v, bool) and (new := change(v, rng)) is not None:
+            by_region.setdefault(region(p), []).append((p, new))
+    regions = list(by_region.values())
+    sites = [regions[i][rng.randrange(len(regions[i]))] for i in pick(rng, list(regions))]
+    return [(name, path, replace(tree, path, new), "value") for path, new in sites]
+
+
+def fine_nudge_leaf(tree: Any, rng: random.Random) -> list[Change]:
+    return _near(tree, rng, "fine_nudge", lambda v, r: fine_nudge(v, r) if isinstance(v, float) else None)
+
+
+def truncate_leaf(tree: Any, rng: random.Random) -> list[Change]:
+    return _near(tree, rng, "truncate_number", lambda v, r: truncated(v, r) if isinstance(v, float) else None)
+
+
+def recase_leaf(tree: Any, rng: random.Random) -> list[Change]:
+    return _near(tree, rng, "recase_identifier", lambda v, r: recased(v, r) if isinstance(v, str) else None)
+
+
+def shorten_id_leaf(tree: Any, rng: random.Random) -> list[Change]:
+    return _near(tree, rng, "shorten_id", lambda v, r: shortened_id(v, r) if isinstance(v, str) else None)
+
+
+def _zeroed(value: Any, rng: random.Random) -> Any:
+    """A record like ``value`` for another key whose measures are all zero."""
+    if isinstance(value, dict):
+        return {k: _zeroed(v, rng) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_zeroed(v, rng) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        return type(value)(0)
+    return nudge_text(value, rng)
+
+
+def add_zero_record(tree: Any, rng: random.Random) -> list[Change]:
+    """A record added next to one of a list's records, for another key, with every number zero:
+    the entry a filter (over a limit, non-empty, non-zero) should have left out."""
+    lists = [(p, v) for p, v in walk(tree) if isinstance(v, list) and v
+             and all(isinstance(e, dict) for e in v) and any(isinstance(x, int | float) and not isinstance(x, bool)
+                                                             for e in v for _, x in walk(e))]
+    changes: list[Change] = []
+    for i in pick(rng, list(lists)):
+        path, items = lists[i]
+        index = rng.randrange(len(items))
+        added = [*items[: index + 1], _zeroed(items[index], rng), *items[index + 1 :]]
+        changes.append(("add_zero_record", (*path, index + 1), replace(tree, path, added), "shape"))
     return changes
 
 
@@ -148,6 +233,7 @@ def change_type(tree: Any, rng: random.Random) -> list[Change]:
 
 OPERATORS: list[Callable[[Any, random.Random], list[Change]]] = [
     leaf_nudge, bool_flip, swap_elements, drop_element, duplicate_element, rename_key, change_type,
+    fine_nudge_leaf, truncate_leaf, recase_leaf, shorten_id_leaf, add_zero_record,
 ]
 
 
@@ -173,11 +259,12 @@ def tree_mutants(rel: str, text: str, tree: Any, dump: Callable[[Any], str], see
     """Mutants of one parsed file, grouped by operator; no-op changes are left out."""
     original = _key(tree)
     grouped: dict[str, list[Mutant]] = {}
-    for operator in OPERATORS:
+    for operator in [region_nudges, *OPERATORS]:
+        group = COVER if operator is region_nudges else None
         for name, path, new, effect in operator(tree, seeded(seed, rel, operator.__name__)):
             if _key(new) == original:
                 continue
-            grouped.setdefault(name, []).append(Mutant(rel, name, render(path), dump(new).encode(), effect))
+            grouped.setdefault(group or name, []).append(Mutant(rel, name, render(path), dump(new).encode(), effect))
     return grouped
 
 

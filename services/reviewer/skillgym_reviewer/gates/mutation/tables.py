@@ -9,7 +9,8 @@ import io
 import random
 from collections.abc import Callable
 
-from skillgym_reviewer.gates.mutation.model import Effect, Mutant, pick, seeded
+from skillgym_reviewer.gates.mutation.model import COVER, Effect, Mutant, pick, seeded
+from skillgym_reviewer.gates.mutation.nearmiss import fine_nudge, recased, shortened_id, truncated
 from skillgym_reviewer.gates.mutation.scalars import is_number_text, nudge_number_text, nudge_text
 
 Rows = list[list[str]]
@@ -115,16 +116,81 @@ def swap_column_values(table: Table, rng: random.Random) -> list[Change]:
     return changes
 
 
+def _near_cells(table: Table, rng: random.Random, name: str, change: Callable[[str, random.Random], str | None]
+                ) -> list[Change]:
+    by_column: dict[int, list[tuple[int, str]]] = {}
+    for r in range(table.data_start, len(table.rows)):
+        for c, cell in enumerate(table.rows[r]):
+            if (new := change(cell.strip(), rng)) is not None:
+                by_column.setdefault(c, []).append((r, new))
+    columns = sorted(by_column)
+    changes: list[Change] = []
+    for c in (columns[i] for i in pick(rng, list(columns))):  # one site per column, as for tree regions
+        r, new = by_column[c][rng.randrange(len(by_column[c]))]
+        changes.append((name, f"{_row_label(table, r)}.{_column(table, c)}", _with_cell(table, r, c, new), "value"))
+    return changes
+
+
+def _number_change(change: Callable[[float, random.Random], float | None]) -> Callable[[str, random.Random], str | None]:
+    def apply(cell: str, rng: random.Random) -> str | None:
+        if not is_number_text(cell) or "." not in cell:
+            return None
+        moved = change(float(cell), rng)
+        return None if moved is None else f"{moved:.{len(cell.split('.', 1)[1])}f}"
+
+    return apply
+
+
+def fine_cell(table: Table, rng: random.Random) -> list[Change]:
+    return _near_cells(table, rng, "fine_nudge", _number_change(fine_nudge))
+
+
+def truncate_cell(table: Table, rng: random.Random) -> list[Change]:
+    return _near_cells(table, rng, "truncate_number", _number_change(truncated))
+
+
+def recase_cell(table: Table, rng: random.Random) -> list[Change]:
+    return _near_cells(table, rng, "recase_identifier", recased)
+
+
+def shorten_id_cell(table: Table, rng: random.Random) -> list[Change]:
+    return _near_cells(table, rng, "shorten_id", shortened_id)
+
+
+def column_cover(table: Table, rng: random.Random) -> list[Change]:
+    """Every column reached: a header cell renamed, and one cell of each column changed."""
+    changes: list[Change] = []
+    if table.header:
+        c = rng.randrange(len(table.rows[0]))
+        renamed = [list(row) for row in table.rows]
+        renamed[0][c] = nudge_text(renamed[0][c], rng)
+        changes.append(("rename_header", f"header.{_column(table, c)}", renamed, "key"))
+    width = max((len(row) for row in table.rows[table.data_start :]), default=0)
+    for c in range(width):
+        cells = [r for r in range(table.data_start, len(table.rows)) if c < len(table.rows[r]) and table.rows[r][c].strip()]
+        if not cells:
+            continue
+        r = cells[rng.randrange(len(cells))]
+        cell = table.rows[r][c]
+        numeric = is_number_text(cell)
+        new = nudge_number_text(cell.strip(), rng) if numeric else nudge_text(cell, rng)
+        changes.append(("perturb_cell" if numeric else "change_cell", f"{_row_label(table, r)}.{_column(table, c)}",
+                        _with_cell(table, r, c, new), "value"))
+    return changes
+
+
 OPERATORS: list[Callable[[Table, random.Random], list[Change]]] = [
     drop_row, duplicate_row, swap_rows, perturb_cell, change_cell, swap_column_values,
+    fine_cell, truncate_cell, recase_cell, shorten_id_cell,
 ]
 
 
 def table_mutants(rel: str, text: str, seed: int) -> dict[str, list[Mutant]]:
     table = Table(rel, text)
     grouped: dict[str, list[Mutant]] = {}
-    for operator in OPERATORS:
+    for operator in [column_cover, *OPERATORS]:
+        group = COVER if operator is column_cover else None
         for name, where, rows, effect in operator(table, seeded(seed, rel, operator.__name__)):
             if rows != table.rows:
-                grouped.setdefault(name, []).append(Mutant(rel, name, where, table.dump(rows).encode(), effect))
+                grouped.setdefault(group or name, []).append(Mutant(rel, name, where, table.dump(rows).encode(), effect))
     return grouped

@@ -10,12 +10,14 @@ import re
 from collections.abc import Callable
 
 from skillgym_reviewer.gates.mutation.model import Effect, Mutant, pick, seeded
+from skillgym_reviewer.gates.mutation.nearmiss import shortened_id
 from skillgym_reviewer.gates.mutation.scalars import nudge_number_text, nudge_text
 
 Lines = list[str]  # with their line endings
 Change = tuple[str, str, Lines, Effect]
 _NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w.])")
 _IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_-]*[A-Za-z0-9_]\b")
+_HEX = re.compile(r"\b[0-9a-fA-F]{12,}\b")
 _HEADING = re.compile(r"^(#{1,6})\s+\S")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -75,6 +77,11 @@ def change_identifier(lines: Lines, rng: random.Random) -> list[Change]:
     return _token_change(lines, rng, _IDENTIFIER, "change_identifier", nudge_text)
 
 
+def shorten_id(lines: Lines, rng: random.Random) -> list[Change]:
+    """A full hex id (a commit, a digest) in the text cut to a short prefix."""
+    return _token_change(lines, rng, _HEX, "shorten_id", lambda token, r: shortened_id(token, r) or token)
+
+
 def sections(lines: Lines) -> list[tuple[int, int, int]]:
     """Markdown sections as (level, first line, end line), headings inside code fences ignored."""
     heads: list[tuple[int, int]] = []
@@ -113,7 +120,7 @@ def section_changes(lines: Lines, rng: random.Random) -> list[Change]:
 
 
 LINE_OPERATORS: list[Callable[[Lines, random.Random], list[Change]]] = [
-    drop_line, duplicate_line, swap_lines, change_number, change_identifier,
+    drop_line, duplicate_line, swap_lines, change_number, change_identifier, shorten_id,
 ]
 
 
