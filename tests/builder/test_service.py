@@ -60,13 +60,13 @@ def test_a_skill_no_family_fits_is_skipped_with_every_familys_reason(tmp_path: P
     skill.mkdir()
     (skill / "SKILL.md").write_text(TINY)
     ctx = make_context(tmp_path)
-    event = put_skill(ctx.store, skill, category="writing", subcategory="editing-proofreading")
+    event = put_skill(ctx.store, skill, category="blockchain", subcategory="smart-contracts")
     assert BuilderService(ctx).handle(wrap(event)) == []
     report = get_json(ctx.store, skill_build_report_key(event.skill_id))
     assert report["outcome"] == "skipped" and report["reason"] == "unsuitable"
     assert report["skip_reason"] == "subcategory_not_served"
     assert set(report["fits"]) == set(family_registry().ids())
-    assert all(not fit["fits"] and "editing-proofreading" in fit["reason"] for fit in report["fits"].values())
+    assert all(not fit["fits"] and "smart-contracts" in fit["reason"] for fit in report["fits"].values())
 
 
 def test_a_skill_that_needs_the_network_is_skipped_for_that_reason(tmp_path: Path) -> None:
