@@ -9,7 +9,18 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from skillgym_core.errors import SkillGymError
+
 from skillgym.console import StageProgress, console, summary_table
+
+EXIT_ERROR = 2
+MAX_ERROR_CHARS = 500
+
+
+def error_line(exc: SkillGymError) -> str:
+    """``error: <reason>: <message>`` on one line: what a failed command prints instead of a traceback."""
+    message = " ".join(str(exc).split())[:MAX_ERROR_CHARS]
+    return f"error: {exc.reason}: {message}"
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -18,18 +29,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     missing = [str(path) for path in args.skills if not Path(path).exists()]
     if missing:
         console.print(f"[red]No such skill source: {', '.join(missing)}[/red]")
-        return 2
+        return EXIT_ERROR
     options = EmbeddedOptions(
         llm_base_url=args.llm_base_url,
         llm_model=args.llm_model,
         builder_llm_base_url=args.builder_llm_base_url,
         builder_llm_model=args.builder_llm_model,
         train=not args.no_train,
+        require_llm=args.require_llm,
     )
     if not args.llm_base_url:
         console.print("No --llm-base-url: sampling with the oracle and nop agents only.")
     if not args.builder_llm_base_url:
-        console.print("No --builder-llm-base-url: building tasks from the offline templates.")
+        console.print("No --builder-llm-base-url: building tasks from the task families.")
     with StageProgress() as progress:
         result = run_pipeline([Path(p) for p in args.skills], Path(args.out), options, progress)
     console.print(summary_table(result.summary))
@@ -65,7 +77,11 @@ def _cmd_summarize(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="skillgym", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="skillgym",
+        description=__doc__,
+        epilog=f"A command that fails prints 'error: <reason>: <message>' on stderr and exits {EXIT_ERROR}.",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -78,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--builder-llm-model", help="model name sent to --builder-llm-base-url (default: the "
                                                  "SKILLGYM_BUILDER_LLM_MODEL setting, else 'default')")
     run.add_argument("--no-train", action="store_true", help="stop before fine-tuning")
+    run.add_argument("--require-llm", action="store_true",
+                     help="fail when the LLM task builder fails instead of falling back to a family instance or "
+                          "template (SKILLGYM_REQUIRE_LLM)")
     run.set_defaults(func=_cmd_run)
 
     serve = sub.add_parser("serve", help="run one service as a long-running process (distributed mode)")
@@ -111,7 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format='{"time":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":"%(message)s"}')
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except SkillGymError as exc:
+        print(error_line(exc), file=sys.stderr)
+        return EXIT_ERROR
     return code
 
 

@@ -24,17 +24,21 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         records = validate_task_dirs(args.tasks, ValidatorSettings(**overrides))
     except Exception as exc:  # e.g. invalid settings: still one record per task, never a traceback
         records = [error_record(Path(task), exc) for task in args.tasks]
-    if args.json:
-        for record in records:
-            print(json.dumps(record, default=str))
-    else:
-        for record in records:
-            verdict = "valid" if record.get("valid") else "INVALID"
-            reasons = "; ".join(record.get("reasons", []))
-            line = f"{record.get('task_id') or record.get('path', '?')}: {verdict} {record.get('label', '')} {reasons}"
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for task, record in zip(args.tasks, records, strict=True):
+        if args.json:
+            print(json.dumps(record, default=str), flush=True)
+        else:
+            console.print(validation_line(task, record), markup=False, highlight=False, soft_wrap=True)
     console.print_json(json.dumps(summarize(records), default=str))
     return 0 if records and all(record.get("valid") for record in records) else 1
+
+
+def validation_line(task: Path, record: dict[str, Any]) -> str:
+    """``<task id or directory>: valid|INVALID <label>[ <reasons>]``."""
+    name = record.get("task_id") or record.get("path") or str(task)
+    verdict = "valid" if record.get("valid") else "INVALID"
+    reasons = "; ".join(record.get("reasons") or [])
+    return " ".join(part for part in (f"{name}:", verdict, record.get("label") or "", reasons) if part)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -48,6 +52,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from skillgym_trainer.commands import export_command
+    from skillgym_trainer.curation.card import card_counts
 
     filters: dict[str, Any] = {"min_reward": args.min_reward}
     for name in ("harnesses", "models", "labels", "categories", "sources"):
@@ -55,7 +60,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
             filters[name] = getattr(args, name)
     dataset = export_command(args.run_dir, args.out, formats=args.format or ["chat"], filters=filters)
     console.print(f"Dataset {dataset.dataset_id} v{dataset.version} written to {args.out}")
-    console.print_json(json.dumps(dataset.card.get("counts", {}), default=str))
+    console.print_json(json.dumps(card_counts(dataset.card), default=str))
     return 0
 
 
@@ -106,7 +111,11 @@ def register(sub: Any) -> None:
     validate.add_argument("--baseline-llm", metavar="URL", help="OpenAI-compatible endpoint of the baseline agent")
     validate.add_argument("--baseline-model", default="baseline")
     validate.add_argument("-k", type=int, help="baseline runs with and without the skill")
-    validate.add_argument("--json", action="store_true", help="one JSON record per task on stdout")
+    validate.add_argument(
+        "--json",
+        action="store_true",
+        help="stdout is JSON Lines, one record per task and nothing else; the summary goes to stderr",
+    )
     validate.set_defaults(func=_cmd_validate)
 
     report = sub.add_parser("report", help="dataset statistics (JSON + HTML with plots) of a run")
@@ -116,7 +125,11 @@ def register(sub: Any) -> None:
     report.add_argument("--no-plots", action="store_true")
     report.set_defaults(func=_cmd_report)
 
-    export = sub.add_parser("export", help="curate verified trajectories into a versioned dataset")
+    export = sub.add_parser(
+        "export",
+        help="curate verified trajectories into a versioned dataset; prints examples kept, rejected by reason and "
+        "the share of each source",
+    )
     export.add_argument("run_dir", type=Path, help="a run directory (holding store/) or a store root")
     export.add_argument("--out", type=Path, required=True)
     export.add_argument("--format", action="append", default=None,

@@ -50,6 +50,13 @@ def summary_table(summary: dict[str, Any]) -> Table:
         table.add_row("training loss", f"{first:.4f} → {last:.4f}")
     for harness, stats in sorted(summary.get("by_harness", {}).items()):
         table.add_row(f"  {harness} passed", f"{stats['passed']}/{stats['attempted']}")
+    for builder, count in sorted((summary.get("tasks_by_builder") or {}).items()):
+        table.add_row(f"  tasks built by {builder}", str(count))
+    for reason, count in sorted((summary.get("skills_skipped_by_reason") or {}).items()):
+        table.add_row(f"  skills skipped: {reason}", str(count))
+    fallbacks = summary.get("llm_fallbacks") or []
+    if fallbacks:
+        table.add_row("[yellow]LLM builder fallbacks[/yellow]", str(len(fallbacks)))
     if summary.get("dead_letters"):
         table.add_row("[red]dead letters[/red]", str(summary["dead_letters"]))
     if summary.get("seconds") is not None:

@@ -14,6 +14,7 @@ from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.events import Envelope
 from skillgym_core.contracts.topics import ALL_TOPICS, TRAINING_COMPLETED
+from skillgym_core.errors import SkillGymError
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.service import Worker
 from skillgym_core.store.local import LocalStore
@@ -22,6 +23,7 @@ from skillgym.summary import read_build_reports, summarize, write_pipeline_funne
 from skillgym.wiring import PIPELINE_ORDER, create_service, environment
 
 Progress = Callable[[str, dict[str, int]], None]
+LLM_REQUIRED = "llm_required"  # the builder's failure reason under require_llm
 
 
 @dataclass
@@ -31,6 +33,7 @@ class EmbeddedOptions:
     builder_llm_base_url: str | None = None
     builder_llm_model: str | None = None
     train: bool = True
+    require_llm: bool = False  # a builder-agent failure fails the run instead of falling back
     extra_env: dict[str, str] = field(default_factory=dict)
 
     def env(self) -> dict[str, str | None]:
@@ -44,6 +47,8 @@ class EmbeddedOptions:
         }
         if self.builder_llm_model:
             overrides["SKILLGYM_BUILDER_LLM_MODEL"] = self.builder_llm_model
+        if self.require_llm:
+            overrides["SKILLGYM_REQUIRE_LLM"] = "true"
         overrides.update(self.extra_env)
         return overrides
 
@@ -102,14 +107,28 @@ def run_pipeline(
 
     events = [Envelope.from_bytes(record.value) for topic in ALL_TOPICS for record in bus.records(topic)]
     accepted = sum(1 for record in result.records if record.accepted)
+    build_reports = list(read_build_reports(store))
     summary = summarize(events, skills_seen=len(result.records), skills_accepted=accepted,
-                        build_reports=read_build_reports(store))
+                        build_reports=build_reports)
     dead = [record for worker in workers for record in worker.stats.failures]
     summary["dead_letters"] = len(dead)
     summary["seconds"] = round(time.perf_counter() - started, 2)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     write_pipeline_funnel(out_dir / "funnel.json", result.funnel, summary)
+    _raise_if_llm_was_required(build_reports, dead)
     return EmbeddedResult(summary=summary, out_dir=out_dir, dead_letters=dead, seconds=summary["seconds"])
+
+
+def _raise_if_llm_was_required(build_reports: list[dict[str, Any]], dead: list[dict[str, Any]]) -> None:
+    """With require_llm, a build the builder agent failed fails the run (after the summary is
+    written): skills it left without a task, and revisions it dead-lettered."""
+    failures = [r for r in build_reports if r.get("skip_reason") == LLM_REQUIRED]
+    failures += [d["error"] for d in dead if isinstance(d.get("error"), dict) and d["error"].get("reason") == LLM_REQUIRED]
+    if failures:
+        first = failures[0]
+        raise SkillGymError(
+            f"{len(failures)} build(s) failed under require_llm; first: {first.get('message', '')}",
+            reason=LLM_REQUIRED, failures=len(failures))
 
 
 def _counts(bus: MemoryBus) -> dict[str, int]:

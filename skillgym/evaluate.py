@@ -18,9 +18,14 @@ import httpx
 import uvicorn
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.events import Envelope, EnvValidated, TrajectoryVerified
+from skillgym_core.errors import SkillGymError
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.store.base import Store
-from skillgym_core.store.local import LocalStore
+from skillgym_core.store.local import LocalStore, open_run_store
+
+
+class EvaluationError(SkillGymError):
+    reason = "evaluation"
 
 
 @dataclass(frozen=True)
@@ -112,13 +117,28 @@ def evaluate_endpoint(
             "pass_rate": passed / len(results) if results else 0.0, "results": results}
 
 
+def open_evaluation_store(run_dir: Path) -> Store:
+    """The store of a run directory (``DIR/store``) or a store root; never creates one."""
+    return open_run_store(run_dir, "tasks", EvaluationError)
+
+
 def evaluate_models(
     run_dir: Path, models: dict[str, Path], out_dir: Path, *, skills: Sequence[str] | None = None, max_steps: int = 8
 ) -> dict[str, Any]:
-    run_store = LocalStore(run_dir / "store" if (run_dir / "store").is_dir() else run_dir)
+    run_store = open_evaluation_store(run_dir)
+    missing = {name: str(path) for name, path in models.items() if not path.is_dir()}
+    if missing:
+        raise EvaluationError(
+            f"no such model folder: {', '.join(missing.values())}", reason="model_not_found", models=missing
+        )
     tasks = validated_tasks(run_store, skills)
     if not tasks:
-        raise ValueError(f"{run_dir} holds no validated tasks to evaluate on")
+        raise EvaluationError(
+            f"{run_dir} holds no validated tasks to evaluate on",
+            reason="no_validated_tasks",
+            path=str(run_dir),
+            skills=list(skills or []),
+        )
     report: dict[str, Any] = {"tasks": [t.task_id for t in tasks], "models": {}}
     for name, model_dir in models.items():
         with served_model(model_dir) as base_url:

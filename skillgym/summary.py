@@ -21,6 +21,8 @@ from skillgym_core.contracts.events import (
 from skillgym_core.errors import StoreError
 from skillgym_core.store.base import Store, get_json
 
+FALLBACK_OUTCOME = "llm_fallback"  # the builder's fallback records (skillgym_builder.fallback)
+
 SUMMARY_FIELDS = (
     "skills_seen",
     "skills_accepted",
@@ -34,10 +36,11 @@ SUMMARY_FIELDS = (
 
 
 def read_build_reports(store: Store) -> Iterator[dict[str, Any]]:
-    """The builder's per-skill records (``skills/<id>/build.json``): built with which family, or
-    skipped and why."""
+    """The builder's per-skill records (``skills/<id>/build.json``: built with which family, or
+    skipped and why) and its fallback records (``skills/<id>/fallbacks/<task>.json``: a task the
+    family instance or a template made because the builder agent failed)."""
     for key in store.list("skills/"):
-        if key.endswith("/build.json"):
+        if key.endswith("/build.json") or ("/fallbacks/" in key and key.endswith(".json")):
             try:
                 report = get_json(store, key)
             except (StoreError, ValueError):
@@ -75,12 +78,30 @@ def _skipped(events: list[Envelope], reports: Iterable[dict[str, Any]]) -> dict[
     return {"skills_without_task": len(ingested - built), "skills_skipped_by_reason": dict(sorted(reasons.items()))}
 
 
+def _per_builder(events: list[Envelope], reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Tasks per builder (family, template, llm), and every task a fallback made, with the reason
+    the builder agent failed."""
+    builder_of = {e.payload.task_id: e.payload.builder for e in events if isinstance(e.payload, EnvBuilt)}
+    fallbacks = sorted(
+        ({k: r.get(k) for k in ("skill_id", "task_id", "family", "revision", "builder", "error", "reason")}
+         for r in reports if r.get("outcome") == FALLBACK_OUTCOME),
+        key=lambda f: (str(f["skill_id"]), int(f["revision"] or 0), str(f["task_id"])),
+    )
+    return {
+        "tasks_by_builder": dict(sorted(Counter(builder_of.values()).items())),
+        "llm_fallbacks": fallbacks,
+        "llm_fallbacks_by_error": dict(sorted(Counter(str(f["error"]) for f in fallbacks).items())),
+    }
+
+
 def summarize(
     events: Iterable[Envelope], *, skills_seen: int, skills_accepted: int,
     build_reports: Iterable[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """``build_reports`` (see :func:`read_build_reports`) adds why skipped skills got no task."""
+    """``build_reports`` (see :func:`read_build_reports`) adds why skipped skills got no task and
+    which tasks a fallback made."""
     events = list(events)
+    build_reports = list(build_reports)
     built: set[str] = set()
     approved: set[str] = set()
     validated: set[str] = set()
@@ -122,17 +143,20 @@ def summarize(
         "checkpoint_key": training.checkpoint_key if training else None,
         "by_harness": by_harness,
         "tasks_by_family": _per_family(events),
+        **_per_builder(events, build_reports),
         **_skipped(events, build_reports),
     }
 
 
 def write_pipeline_funnel(path: Path, ingest_funnel: dict[str, int], summary: dict[str, Any]) -> None:
     """``funnel.json`` of a whole run: ingestion's counts, then what became of accepted skills
-    (tasks per family and stage, skills skipped per reason)."""
+    (tasks per family and stage, tasks per builder and the fallbacks, skills skipped per reason)."""
     funnel = {
         "ingest": dict(sorted(ingest_funnel.items())),
         "build": {
             "tasks_by_family": summary.get("tasks_by_family", {}),
+            "tasks_by_builder": summary.get("tasks_by_builder", {}),
+            "llm_fallbacks": summary.get("llm_fallbacks", []),
             "skills_without_task": summary.get("skills_without_task", 0),
             "skills_skipped_by_reason": summary.get("skills_skipped_by_reason", {}),
         },

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from skillgym_builder import BuilderService
 from skillgym_builder.families import registry as family_registry
@@ -55,14 +56,20 @@ def test_build_is_deterministic(tmp_path: Path) -> None:
     assert ctx.store.get_bytes(first.package_key)
 
 
-def test_a_skill_no_family_fits_is_skipped_with_every_familys_reason(tmp_path: Path) -> None:
-    skill = tmp_path / "tiny"
+def _skipped(tmp_path: Path, name: str, skill_md: str, *, category: str, subcategory: str) -> dict[str, Any]:
+    """The build report of a one-file skill the builder is expected to skip."""
+    skill = tmp_path / name
     skill.mkdir()
-    (skill / "SKILL.md").write_text(TINY)
+    (skill / "SKILL.md").write_text(skill_md)
     ctx = make_context(tmp_path)
-    event = put_skill(ctx.store, skill, category="blockchain", subcategory="smart-contracts")
+    event = put_skill(ctx.store, skill, category=category, subcategory=subcategory)
     assert BuilderService(ctx).handle(wrap(event)) == []
-    report = get_json(ctx.store, skill_build_report_key(event.skill_id))
+    report: dict[str, Any] = get_json(ctx.store, skill_build_report_key(event.skill_id))
+    return report
+
+
+def test_a_skill_no_family_fits_is_skipped_with_every_familys_reason(tmp_path: Path) -> None:
+    report = _skipped(tmp_path, "tiny", TINY, category="blockchain", subcategory="smart-contracts")
     assert report["outcome"] == "skipped" and report["reason"] == "unsuitable"
     assert report["skip_reason"] == "subcategory_not_served"
     assert set(report["fits"]) == set(family_registry().ids())
@@ -75,6 +82,28 @@ def test_a_skill_that_needs_the_network_is_skipped_for_that_reason(tmp_path: Pat
                       runtime={"network": {"required": True, "signals": ["api_key"]}})
     assert BuilderService(ctx).handle(wrap(event)) == []
     assert get_json(ctx.store, skill_build_report_key(event.skill_id))["skip_reason"] == "needs_network"
+
+
+LOOSE_FIT = """---
+name: trainer-notes
+description: notes on training neural networks from CSV datasets
+---
+
+# Training loops
+
+Load the dataset from a CSV file, pick the feature columns and the label column, and drop rows
+that cannot be parsed. Aggregate the epoch metrics into one table; watch for outliers in the loss.
+Use mixed precision on a GPU when one is present and save a checkpoint every epoch.
+"""
+
+
+def test_a_family_whose_task_would_not_use_the_skill_skips_it(tmp_path: Path) -> None:
+    """The words fit a family, but its task would use none of the skill's scripts, libraries,
+    tools or stated facts: no task is built, and the funnel says why."""
+    report = _skipped(tmp_path, "trainer-notes", LOOSE_FIT, category="data-science", subcategory="deep-learning")
+    assert report["outcome"] == "skipped" and report["skip_reason"] == "family_no_skill_use", report
+    assert report["fits"]["tabular-profile"]["fits"] and "tabular-profile" in report["families_tried"]
+    assert "without anything the skill teaches" in report["message"]
 
 
 def test_text_templates_run_only_when_the_plan_names_them(tmp_path: Path) -> None:

@@ -84,3 +84,21 @@ def test_rubric_combines_programmatic_and_judged_items() -> None:
     assert combine(items, {"file": 1.0, "values": 0.0}, judged) == pytest.approx(0.65)
     with pytest.raises(ContractError):
         parse_rubric([{"name": "a", "weight": 0.5}, {"name": "b", "weight": 0.4}])
+
+
+def test_hostile_response_shapes_parse_or_fail_typed() -> None:
+    nested = {"id": "deep", "type": "function", "function": {"name": "bash", "arguments": "[" * 100_000}}
+    odd = {"id": "odd", "type": "function", "function": "bash"}
+    as_object = {"id": "obj", "type": "function", "function": {"name": "bash", "arguments": {"command": "ls"}}}
+    message = {"role": "assistant", "content": None, "tool_calls": [nested, odd, as_object]}
+    body = {"choices": [{"message": message}], "usage": {"prompt_tokens": "many", "prompt_tokens_details": [1]}}
+    client = LLMClient(LLMSettings(base_url="http://127.0.0.1:9/v1"))
+    response = client._parse(body)
+    assert [call.name for call in response.tool_calls] == ["bash", "", "bash"]
+    assert response.tool_calls[0].arguments == {"_raw": "[" * 100_000}
+    assert response.tool_calls[2].arguments == {"command": "ls"}
+    assert response.usage.prompt_tokens == 0 and response.usage.calls == 1
+    for broken in ({"message": "text"}, {"message": {"tool_calls": "bash"}}, {"message": {"tool_calls": ["bash"]}}):
+        with pytest.raises(LLMError) as info:
+            client._parse({"choices": [broken]})
+        assert info.value.reason == "llm_malformed"

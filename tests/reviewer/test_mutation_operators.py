@@ -259,3 +259,45 @@ def test_decisive_near_misses_need_a_checked_place() -> None:
                TrialResult(mutants[3].name, "output", "survived", 1.0)]
     found = decisive_near_misses(results, {m.name: m for m in mutants})
     assert found == [mutants[1].name, mutants[3].name]
+
+
+def test_unchecked_order_needs_a_checked_list() -> None:
+    from skillgym_reviewer.gates.mutation.exactness import unchecked_orders
+    from skillgym_reviewer.gates.mutation.model import Mutant, TrialResult
+
+    def mutant(file: str, operator: str, location: str, effect: str) -> Mutant:
+        return Mutant(file, operator, location, b"", effect)  # type: ignore[arg-type]
+
+    mutants = [mutant("a.json", "leaf_nudge", "$.regions[1].revenue", "value"),
+               mutant("a.json", "swap_elements", "$.regions[0]", "order"),
+               mutant("a.json", "swap_elements", "$.tags[0]", "order"),  # a list no value check reads
+               mutant("t.csv", "perturb_cell", "row 2.qty", "value"),
+               mutant("t.csv", "swap_rows", "rows 1-2", "order"),
+               mutant("u.csv", "swap_rows", "rows 3-4", "order")]
+    verdicts = ["killed", "survived", "survived", "killed", "survived", "survived"]
+    results = [TrialResult(m.name, "output", v, 1.0 if v == "survived" else 0.5) for m, v in zip(mutants, verdicts, strict=True)]
+    assert unchecked_orders(results, {m.name: m for m in mutants}) == [mutants[1].name, mutants[4].name]
+    results[1] = TrialResult(mutants[1].name, "output", "equivalent", 1.0, note="declared equivalent (reorder_lists)")
+    assert unchecked_orders(results, {m.name: m for m in mutants}) == [mutants[4].name]
+
+
+def test_second_look_drops_every_line_not_yet_dropped() -> None:
+    from skillgym_reviewer.gates.mutation.text import every_line_dropped
+
+    text = "# Plan\n\nintro\n- [ ] one\n- [ ] run the tests\n"
+    mutants = every_line_dropped("plan.md", text, {"plan.md:drop_line:line 3"}, limit=10)
+    assert [m.location for m in mutants] == ["line 1", "line 4", "line 5"]
+    assert all(m.cover and m.effect == "shape" for m in mutants)
+    assert mutants[-1].content == b"# Plan\n\nintro\n- [ ] one\n"
+    assert len(every_line_dropped("plan.md", text, set(), limit=2)) == 2
+
+
+def test_an_order_counts_where_the_instruction_asks_for_one() -> None:
+    from skillgym_reviewer.gates.mutation.exactness import order_asked
+
+    assert order_asked("a list of regions ranked by revenue, highest first")
+    assert order_asked("`top_paths`: the three most requested paths, most requested first")
+    assert order_asked("rows sorted by date")
+    assert not order_asked("`categories` (the distinct categories, in any order)")
+    assert not order_asked("the ids, sorted or not: the order does not matter")
+    assert not order_asked("write the orders of each region to out/orders.json")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 from skillgym_core.contracts.events import (
     EnvBuilt,
     Envelope,
@@ -11,8 +15,10 @@ from skillgym_core.contracts.events import (
     TrainingCompleted,
     TrajectoryVerified,
 )
+from skillgym_core.store.base import put_json
+from skillgym_core.store.local import LocalStore
 
-from skillgym.summary import summarize
+from skillgym.summary import read_build_reports, summarize, write_pipeline_funnel
 
 
 def wrap(payload: Payload) -> Envelope:
@@ -55,3 +61,37 @@ def test_summary_without_training_reports_zero_examples() -> None:
     summary = summarize([], skills_seen=0, skills_accepted=0)
     assert summary["dataset_examples"] == 0
     assert summary["training_loss_first"] is None
+
+
+def test_summary_counts_tasks_per_builder_and_lists_fallbacks(tmp_path: Path) -> None:
+    events = [
+        wrap(EnvBuilt(task_id="t1", skill_id="s1", package_key="p1", template="x", builder="llm")),
+        wrap(EnvBuilt(task_id="t2", skill_id="s2", package_key="p2", template="x", builder="family")),
+        wrap(EnvBuilt(task_id="t3", skill_id="s2", package_key="p3", template="x", builder="family", revision=1)),
+        wrap(EnvBuilt(task_id="t4", skill_id="s3", package_key="p4", template="y", builder="template")),
+    ]
+    reports: list[dict[str, Any]] = [
+        {"outcome": "built", "skill_id": "s2", "task_id": "t2", "builder": "family"},
+        {"outcome": "llm_fallback", "skill_id": "s2", "task_id": "t3", "family": "x", "revision": 1,
+         "builder": "family", "error": "llm_malformed", "reason": "tool call 'bash' has unreadable arguments"},
+        {"outcome": "llm_fallback", "skill_id": "s2", "task_id": "t2", "family": "x", "revision": 0,
+         "builder": "family", "error": "llm_unavailable", "reason": "endpoint failed after 3 attempts"},
+    ]
+    summary = summarize(events, skills_seen=3, skills_accepted=3, build_reports=reports)
+    assert summary["tasks_by_builder"] == {"family": 2, "llm": 1, "template": 1}
+    assert [(f["task_id"], f["error"]) for f in summary["llm_fallbacks"]] == [("t2", "llm_unavailable"),
+                                                                            ("t3", "llm_malformed")]
+    assert summary["llm_fallbacks_by_error"] == {"llm_malformed": 1, "llm_unavailable": 1}
+    write_pipeline_funnel(tmp_path / "funnel.json", {"accepted": 3}, summary)
+    build = json.loads((tmp_path / "funnel.json").read_text())["build"]
+    assert build["tasks_by_builder"] == summary["tasks_by_builder"]
+    assert [f["reason"] for f in build["llm_fallbacks"]] == ["endpoint failed after 3 attempts",
+                                                             "tool call 'bash' has unreadable arguments"]
+
+
+def test_build_reports_include_the_fallback_records(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "store")
+    put_json(store, "skills/s1/build.json", {"outcome": "built", "skill_id": "s1"})
+    put_json(store, "skills/s1/fallbacks/t1.json", {"outcome": "llm_fallback", "skill_id": "s1", "task_id": "t1"})
+    put_json(store, "skills/s1/notes.json", {"outcome": "other"})
+    assert sorted(r["outcome"] for r in read_build_reports(store)) == ["built", "llm_fallback"]

@@ -157,6 +157,19 @@ def test_validator_service_handles_reviewed_events(llm: ScriptedLLMServer, tmp_p
     assert get_json(store, task_validation("task-bad"))["gate"]["runs"][0]["verifier"]["passed"] is True
 
 
+def test_a_baseline_endpoint_that_fails_its_first_request_is_retried(tmp_path: Path) -> None:
+    task = make_task(tmp_path / "task", offset=13, skills={"adder": "OFFSET=13\n"})
+    with ScriptedLLMServer(Sequence([bash(AGENT_COMMAND)], final="Done."), fail_first=1) as llm:
+        settings = ValidatorSettings(baseline_base_url=llm.base_url, baseline_runs=1, baseline_backoff_s=0.01)
+        [record] = validate_task_dirs([task.root], settings)
+    assert record["valid"] and record["label"] == "skill-dep", record["reasons"]
+    runs = record["contrast"]["runs"]
+    steps = sum(run["steps"] for run in runs)
+    assert len(llm.requests) == steps + 1  # the one answered 503, then every step once
+    assert record["contrast"]["usage"]["calls"] == steps == sum(run["usage"]["calls"] for run in runs)
+    assert record["contrast"]["usage"]["prompt_tokens"] > 0 and all(run["usage"]["completion_tokens"] for run in runs)
+
+
 def test_settings_read_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SKILLGYM_VALIDATOR_BASELINE_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("SKILLGYM_VALIDATOR_BASELINE_RUNS", "3")

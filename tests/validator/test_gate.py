@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.taskrun import TaskRunner
-from skillgym_validator.gate import ValidityGate
+from skillgym_validator.gate import GateRun, ValidityGate
 from skillgym_validator.settings import ValidatorSettings
 from skillgym_validator.validation import summarize, validate_task_dirs
 
@@ -21,6 +21,11 @@ FLAKY = (
     'if [ "$(cat /app/answer.txt 2>/dev/null)" = 7 ] && [ $coin = 0 ]; then r=1; else r=0; fi\n'
     "echo $r > /logs/verifier/reward.txt\n"
 )
+# accepts the correct answer; rejects anything else with a reward drawn afresh on every run
+REJECTS_WITH_A_RANDOM_REWARD = (
+    '#!/bin/bash\nif [ "$(cat /app/answer.txt 2>/dev/null)" = 7 ]; then echo 1 > /logs/verifier/reward.txt\n'
+    "else echo \"0.$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')\" > /logs/verifier/reward.txt; fi\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +37,10 @@ def test_good_task_is_valid_with_all_runs_logged(runner: TaskRunner, tmp_path: P
     task = make_task(tmp_path / "task")
     report = ValidityGate(runner).check(task, tmp_path)
     assert report.valid and report.reasons == []
-    assert [(r.phase, r.passed) for r in report.runs] == [("nop", False), ("oracle", True), ("oracle", True)]
-    oracle = report.to_dict()["runs"][1]
+    assert [(r.phase, r.passed) for r in report.runs] == [
+        ("nop", False), ("nop", False), ("oracle", True), ("oracle", True)
+    ]  # fmt: skip
+    oracle = report.to_dict()["runs"][2]
     assert oracle["solution"]["outcome"] == "ok" and oracle["verifier"]["reward"] == 1.0
 
 
@@ -51,6 +58,25 @@ def test_flaky_verifier_is_rejected(runner: TaskRunner, tmp_path: Path) -> None:
     # 20 oracle runs agree by chance with probability 2**-19
     report = ValidityGate(runner, oracle_runs=20).check(make_task(tmp_path / "task", test_sh=FLAKY), tmp_path)
     assert not report.valid and report.reasons == ["flaky_verifier"]
+
+
+def test_a_verifier_flaky_on_the_untouched_workspace_is_invalid_under_the_default_settings(tmp_path: Path) -> None:
+    # two nop runs draw the same reward with probability 2**-32
+    task = make_task(tmp_path / "task", test_sh=REJECTS_WITH_A_RANDOM_REWARD)
+    [record] = validate_task_dirs([task.root], ValidatorSettings())
+    nops = [run for run in record["gate"]["runs"] if run["phase"] == "nop"]
+    assert len(nops) == ValidatorSettings().nop_runs >= 2
+    assert not any(run["verifier"]["passed"] for run in nops)
+    assert not record["valid"] and record["reasons"] == ["flaky_verifier"]
+
+
+def test_nop_verdicts_that_disagree_are_flaky_even_when_one_passes(runner: TaskRunner) -> None:
+    gate = ValidityGate(runner)
+    passing = GateRun("nop", 0, {"passed": True, "reward": 1.0, "failure_type": None})
+    failing = GateRun("nop", 1, {"passed": False, "reward": 0.0, "failure_type": "verifier_rejected"})
+    oracles = [GateRun("oracle", i, {"passed": True, "reward": 1.0, "failure_type": None}) for i in range(2)]
+    assert gate._judge([passing, failing, *oracles]) == ["nop_passes", "flaky_verifier"]
+    assert gate._judge([passing, passing, *oracles]) == ["nop_passes"]
 
 
 def test_broken_solution_and_slow_verifier(runner: TaskRunner, tmp_path: Path) -> None:

@@ -17,3 +17,10 @@ class UnsuitableSkillError(BuildError):
 
 class UnknownTemplateError(BuildError):
     reason = "unknown_template"
+
+
+class LLMRequiredError(BuildError):
+    """The builder agent failed where ``require_llm`` forbids falling back to the family instance
+    or a text template; ``llm_error`` holds the agent's error."""
+
+    reason = "llm_required"

@@ -22,6 +22,7 @@ from skillgym_core.llm import LLMError
 
 from skillgym_builder.agent.author import LLMTaskAuthor, Seed
 from skillgym_builder.errors import BuildError, UnsuitableSkillError
+from skillgym_builder.fallback import fallback_metadata, record_fallback
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families.base import Family, Fit
 from skillgym_builder.families.seeds import seed_card
@@ -48,13 +49,27 @@ def plan_of(meta: SkillGymMetadata, revision: int) -> FamilyPlan:
     )
 
 
+NO_SKILL_USE = "family_no_skill_use"
+
+
+def _no_skill_use(family: Family, agent_error: str | None = None) -> UnsuitableSkillError:
+    details = {"agent_error": agent_error[:500]} if agent_error else {}
+    return UnsuitableSkillError(
+        f"family {family.spec.id}'s task for this skill would be solved without anything the skill teaches "
+        "(its reference solution runs none of its scripts, imports none of its libraries, uses none of its "
+        "tools and reads none of the facts it states)",
+        family=family.spec.id, skip_reason=NO_SKILL_USE, **details,
+    )
+
+
 class FamilyFlow:
     def __init__(self, ctx: ServiceContext, materialiser: FamilyMaterialiser, author: LLMTaskAuthor | None,
-                 difficulty: str) -> None:
+                 difficulty: str, *, require_llm: bool = False) -> None:
         self.ctx = ctx
         self.materialiser = materialiser
         self.author = author
         self.difficulty = difficulty
+        self.require_llm = require_llm
 
     def first(self, card: SkillCard, family: Family, fit: Fit) -> EnvBuilt:
         return self.build(card, family, first_plan(family, fit, self.difficulty, card.record.skill_id), BuildInfo())
@@ -74,6 +89,11 @@ class FamilyFlow:
         source = card if fits else seed_card(family.spec)
         with self._workdir() as workdir:
             instance = self.materialiser.instance(family, source, plan)
+            # A family made for the skill's subcategory is its template even where the usage reader
+            # finds nothing; one matched only by the skill's words must show that its task uses the skill.
+            unused = fits and plan.fit.code != "subcategory" and instance.metadata["skill_usage"]["kind"] == "none"
+            if unused and not use_llm:
+                raise _no_skill_use(family)
             output, builder, extra = instance, "family", dict(info.extra or {})
             if self.author is not None and use_llm:
                 seed_root = workdir / "seed"
@@ -87,8 +107,10 @@ class FamilyFlow:
                 except (LLMError, BuildError) as exc:
                     if isinstance(exc, UnsuitableSkillError) or not fits:
                         raise
+                    if unused:  # the family instance is no fallback for this skill
+                        raise _no_skill_use(family, str(exc)) from exc
+                    extra.update(fallback_metadata(exc, fallback="family", require_llm=self.require_llm))
                     log.warning("builder agent failed; using the family instance", extra={"error": str(exc)})
-                    extra["llm_fallback_reason"] = str(exc)[:500]
                 else:
                     family_meta = {k: v for k, v in instance.metadata.items() if k not in ("skill_claim", "rubric")}
                     if not fits:
@@ -112,9 +134,11 @@ class FamilyFlow:
         task_id, task = self.materialiser.write(workdir / "task", card, family.spec, output, info)
         package_key = self.ctx.save_task(task_id, task)
         metrics.TASKS_BUILT.labels(family.spec.id).inc()
-        return EnvBuilt(task_id=task_id, skill_id=card.record.skill_id, package_key=package_key,
-                        template=family.spec.id, revision=info.revision, parent_task_id=info.parent_task_id,
-                        builder=info.builder)
+        built = EnvBuilt(task_id=task_id, skill_id=card.record.skill_id, package_key=package_key,
+                         template=family.spec.id, revision=info.revision, parent_task_id=info.parent_task_id,
+                         builder=info.builder)
+        record_fallback(self.ctx.store, built, info.extra)
+        return built
 
     @contextmanager
     def _workdir(self) -> Iterator[Path]:

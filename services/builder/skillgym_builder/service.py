@@ -6,7 +6,9 @@ LLM endpoint configured the builder agent adapts that family's instance instead 
 family instance being the fallback), and writes tasks for skills no family fits starting from
 the nearest family's example. A skill nothing can serve is skipped, with every family's reason
 kept in ``skills/<id>/build.json``. The text templates run only when the plan
-(``preferred_templates``) names them (``"template"``)."""
+(``preferred_templates``) names them (``"template"``). A task the family instance or a template
+makes because the agent failed is recorded as a fallback (see :mod:`skillgym_builder.fallback`);
+with ``require_llm`` the build fails instead (``llm_required``)."""
 
 from __future__ import annotations
 
@@ -31,11 +33,12 @@ from skillgym_core.store.base import put_json
 
 from skillgym_builder.agent.author import LLMTaskAuthor
 from skillgym_builder.blueprint import with_patterns
-from skillgym_builder.errors import BuildError, UnsuitableSkillError
+from skillgym_builder.errors import BuildError, LLMRequiredError, UnsuitableSkillError
+from skillgym_builder.fallback import fallback_metadata, llm_required, record_fallback
 from skillgym_builder.families import Choice, FamilyRegistry
 from skillgym_builder.families import registry as family_registry
 from skillgym_builder.family_build import DraftValidator, FamilyMaterialiser
-from skillgym_builder.family_flow import FamilyFlow, plan_of
+from skillgym_builder.family_flow import NO_SKILL_USE, FamilyFlow, plan_of
 from skillgym_builder.hardening import diagnose, harden_family, shortcut_pattern
 from skillgym_builder.package import BuildInfo, write_task
 from skillgym_builder.patterns import Pattern, PatternPool
@@ -72,6 +75,9 @@ class BuilderService:
         self.families = families or family_registry()
         environment = environment_provider(self.settings, ctx.sandbox.name)
         scratch = ctx.scratch / "builder"
+        if self.settings.require_llm and not self.settings.builder_llm_base_url:
+            raise LLMRequiredError("require_llm is set but no builder LLM endpoint is configured "
+                                   "(SKILLGYM_BUILDER_LLM_BASE_URL)", fallback=None)
         self.author: LLMTaskAuthor | None = None
         if self.settings.builder_llm_base_url:
             client = LLMClient(
@@ -80,6 +86,7 @@ class BuilderService:
                     model=self.settings.builder_llm_model,
                     api_key=self.settings.builder_llm_api_key,
                     timeout_s=self.settings.builder_llm_timeout_s,
+                    tool_call_format=self.settings.builder_llm_tool_call_format,
                 ),
                 role="builder",
             )
@@ -90,7 +97,8 @@ class BuilderService:
             )
         materialiser = FamilyMaterialiser(ctx.sandbox, environment, scratch,
                                           check_dependence=self.settings.check_skill_dependence)
-        self.flow = FamilyFlow(ctx, materialiser, self.author, self.settings.family_difficulty)
+        self.flow = FamilyFlow(ctx, materialiser, self.author, self.settings.family_difficulty,
+                               require_llm=self.settings.require_llm)
 
     def handle(self, event: Envelope) -> Sequence[Payload]:
         payload = event.payload
@@ -113,13 +121,7 @@ class BuilderService:
             if named and not family_first:
                 return self._from_templates(card, named, choice)
             if choice.family is not None:
-                try:
-                    built = self.flow.first(card, choice.family, choice.fits[choice.family.spec.id])
-                except UnsuitableSkillError as exc:
-                    return self._skip(card, choice, "family_rejected", str(exc))
-                except BuildError as exc:  # e.g. inputs that could not be rendered here
-                    return self._skip(card, choice, f"family_{exc.reason}", str(exc))
-                return self._built(card, choice, built)
+                return self._from_families(card, choice)
             if self.author is not None:
                 nearest = self.families.nearest(card)
                 try:
@@ -127,9 +129,31 @@ class BuilderService:
                 except UnsuitableSkillError as exc:
                     return self._skip(card, choice, "llm_declined", str(exc))
                 except (LLMError, BuildError) as exc:
+                    if self.settings.require_llm:
+                        return self._failed(card, choice, llm_required(exc, fallback=None))
                     return self._skip(card, choice, "llm_builder_failed", str(exc))
                 return self._built(card, choice, built)
             return self._skip(card, choice, choice.skip_reason, "no task family fits the skill")
+
+    def _from_families(self, card: SkillCard, choice: Choice) -> list[Payload]:
+        """The chosen family, else the next fitting one while a family's task would not use the skill."""
+        assert choice.family is not None
+        unused: dict[str, str] = {}
+        for family in (choice.family, *choice.runners_up):
+            try:
+                built = self.flow.first(card, family, choice.fits[family.spec.id])
+            except UnsuitableSkillError as exc:
+                code = str(exc.details.get("skip_reason") or "family_rejected")
+                if code != NO_SKILL_USE:
+                    return self._skip(card, choice, code, str(exc))
+                unused[family.spec.id] = str(exc)
+            except LLMRequiredError as exc:
+                return self._failed(card, choice, exc)
+            except BuildError as exc:  # e.g. inputs that could not be rendered here
+                return self._skip(card, choice, f"family_{exc.reason}", str(exc))
+            else:
+                return self._built(card, choice, built)
+        return self._skip(card, choice, NO_SKILL_USE, next(iter(unused.values())), families_tried=sorted(unused))
 
     def _from_templates(self, card: SkillCard, named: list[str], choice: Choice) -> list[Payload]:
         """The plan names text templates: they are tried in its order (the explicit opt-in)."""
@@ -142,6 +166,8 @@ class BuilderService:
                     built = self.build(card, template, BuildInfo())
                 except UnsuitableSkillError as exc:
                     reason = str(exc)
+                except LLMRequiredError as exc:
+                    return self._failed(card, choice, exc)
                 else:
                     return self._built(card, choice, built)
             reasons[template_id] = reason
@@ -163,6 +189,17 @@ class BuilderService:
                                                                      **choice.record()})
         metrics.GATE_OUTCOMES.labels("suitability", "skipped", code).inc()
         log.info("skill skipped", extra={"skill_id": skill_id, "skip_reason": code})
+        return []
+
+    def _failed(self, card: SkillCard, choice: Choice, exc: LLMRequiredError) -> list[Payload]:
+        """The builder agent failed where require_llm forbids a fallback: the skill's report keeps the
+        typed error (and the agent's), counted like a skip."""
+        skill_id = card.record.skill_id
+        put_json(self.ctx.store, skill_build_report_key(skill_id), {
+            "outcome": "skipped", **exc.to_dict(), "skill_id": skill_id, "skip_reason": exc.reason,
+            **choice.record()})
+        metrics.GATE_OUTCOMES.labels("suitability", "skipped", exc.reason).inc()
+        log.warning("builder agent failed and require_llm is set", extra={"skill_id": skill_id, "error": str(exc)})
         return []
 
     # -- building -------------------------------------------------------------------------
@@ -197,9 +234,9 @@ class BuilderService:
                 except (LLMError, BuildError) as exc:
                     if isinstance(exc, UnsuitableSkillError):
                         raise
+                    fallback = fallback_metadata(exc, fallback="template", require_llm=self.settings.require_llm)
                     log.warning("builder agent failed; using the template", extra={"error": str(exc)})
-                    extra = {**(info.extra or {}), "llm_fallback_reason": str(exc)[:500]}
-                    info = replace(info, builder="template", extra=extra)
+                    info = replace(info, builder="template", extra={**(info.extra or {}), **fallback})
                 else:
                     if authored.new_pattern:
                         self._add_pattern(pool, authored.new_pattern)
@@ -217,7 +254,7 @@ class BuilderService:
         task_id, task = write_task(workdir / "task", card, template.spec, output, info)
         package_key = self.ctx.save_task(task_id, task)
         metrics.TASKS_BUILT.labels(template.spec.id).inc()
-        return EnvBuilt(
+        built = EnvBuilt(
             task_id=task_id,
             skill_id=card.record.skill_id,
             package_key=package_key,
@@ -226,6 +263,8 @@ class BuilderService:
             parent_task_id=info.parent_task_id,
             builder=info.builder,
         )
+        record_fallback(self.ctx.store, built, info.extra)
+        return built
 
     def _add_pattern(self, pool: PatternPool, raw: dict[str, Any]) -> None:
         try:

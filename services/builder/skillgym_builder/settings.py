@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field, SecretStr
+from skillgym_core.llm import ToolCallFormat
 from skillgym_core.settings import CommonSettings
 
 
@@ -15,6 +16,11 @@ class BuilderSettings(CommonSettings):
     builder_llm_timeout_s: float = 300.0
     builder_llm_max_turns: int = Field(40, ge=1)
     builder_llm_max_validations: int = Field(3, ge=0, description="draft validation runs per LLM build")
+    builder_llm_tool_call_format: ToolCallFormat = Field(
+        "auto", description="where tool calls are read: native tool_calls, or text in one format (hermes, llama3, "
+        "mistral, json; auto = native, else detected)")
+    require_llm: bool = Field(False, description="a build the builder agent fails is an error (llm_required), "
+                                                 "not a fallback to the family instance or a text template")
     preferred_templates: list[str] = Field(
         default_factory=list,
         description="the build plan: family ids tried first; the text templates are used only when named here",

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import SettingsConfigDict
-from skillgym_core.llm import LLMSettings
+from skillgym_core.llm import LLMSettings, ToolCallFormat
 from skillgym_core.settings import CommonSettings
 
 SkillCondition = Literal["with", "without"]
@@ -39,6 +39,10 @@ class SamplerSettings(CommonSettings):
     llm_max_retries: int = _sampler("llm_max_retries", 3, ge=1)
     llm_temperature: float = _sampler("llm_temperature", 0.0, ge=0)
     llm_max_tokens: int | None = _sampler("llm_max_tokens", None)
+    llm_tool_call_format: ToolCallFormat = _sampler(
+        "llm_tool_call_format", "auto", description="where the built-in agent's tool calls are read: native "
+        "tool_calls, or text in one format (hermes, llama3, mistral, json; auto = native, else detected)",
+    )
 
     max_steps: int = _sampler("max_steps", 40, ge=1, description="model turns per run")
     max_seconds: float = _sampler("max_seconds", 900.0, gt=0, description="wall time per run")
@@ -71,4 +75,5 @@ class SamplerSettings(CommonSettings):
             max_retries=self.llm_max_retries,
             temperature=self.llm_temperature,
             max_tokens=self.llm_max_tokens,
+            tool_call_format=self.llm_tool_call_format,
         )

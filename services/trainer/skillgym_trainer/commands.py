@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 from skillgym_core.store.base import Store
-from skillgym_core.store.local import LocalStore
+from skillgym_core.store.local import open_run_store
 
 from skillgym_trainer.curation.build import CurationConfig, PublishedDataset, build_dataset
 from skillgym_trainer.curation.filters import Filters
@@ -33,10 +33,7 @@ def open_store(run_dir_or_store: str | Path | Store) -> Store:
     """A Store as is; a run directory (``DIR/store``) or a store root as a local store."""
     if not isinstance(run_dir_or_store, str | Path):
         return run_dir_or_store
-    path = Path(run_dir_or_store)
-    if not path.is_dir():
-        raise DatasetError(f"{path} is neither a run directory nor a store root", path=str(path))
-    return LocalStore(path / "store" if (path / "store").is_dir() else path)
+    return open_run_store(Path(run_dir_or_store), "trajectories", DatasetError)
 
 
 def export_command(
@@ -78,6 +75,12 @@ def resolve_base_model(base_model: str) -> tuple[str, str | None]:
             else:
                 staging.rename(converted)
         return str(converted), None
+    if not Path(base_model).is_dir():
+        raise TrainingError(
+            f"base model {base_model!r} is not tiny, smollm2 or an existing model folder",
+            reason="base_model_not_found",
+            base_model=base_model,
+        )
     return base_model, None
 
 
@@ -121,6 +124,8 @@ def load_chat_splits(
         if download_prefix(store, f"datasets/{dataset_id}", local) == 0:
             raise DatasetError(f"no dataset {dataset_id} in {store.describe()}", dataset=dataset_id)
         path = local
+    if not path.exists():
+        raise DatasetError(f"{path}: no such dataset file or folder", reason="dataset_not_found", path=str(path))
     if path.is_file():
         return _read_jsonl(path), []
     for folder in (path / "chat", path):

@@ -3,14 +3,13 @@ run in the task's sandbox. It is a yardstick, not a product: a plain loop, no pl
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 from skillgym_core.contracts.task import TaskDir
+from skillgym_core.llm import ChatResponse, LLMClient, LLMError, ToolCallRequest, Usage
 from skillgym_core.sandbox.base import SandboxResult
 from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner
@@ -51,6 +50,7 @@ class AgentRun:
     seconds: float
     stop_reason: str
     transcript: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
 
     def to_dict(self, *, include_transcript: bool = False) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -62,6 +62,7 @@ class AgentRun:
             "tool_calls": self.tool_calls,
             "seconds": round(self.seconds, 4),
             "stop_reason": self.stop_reason,
+            "usage": self.usage.to_dict(),
         }
         if include_transcript:
             record["transcript"] = self.transcript
@@ -75,60 +76,30 @@ def _tool_output(result: SandboxResult) -> str:
     return text[-TOOL_OUTPUT_CHARS:]
 
 
-class ChatClient:
-    """POST ``{base_url}/chat/completions``; returns the first choice's message."""
-
-    def __init__(
-        self, base_url: str, model: str, *, api_key: str = "", timeout_s: float = 120.0, temperature: float = 0
-    ):
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model = model
-        self.temperature = temperature
-        self.http = httpx.Client(timeout=timeout_s, headers=headers)
-
-    def complete(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        body = {
-            "model": self.model,
-            "messages": messages,
-            "tools": [BASH_TOOL],
-            "tool_choice": "auto",
-            "temperature": self.temperature,
-        }
-        try:
-            response = self.http.post(self.url, json=body)
-            response.raise_for_status()
-            message = response.json()["choices"][0]["message"]
-        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
-            raise BaselineEndpointError(f"chat completion failed: {exc}", url=self.url) from exc
-        if not isinstance(message, dict):
-            raise BaselineEndpointError("chat completion message is not an object", url=self.url)
-        calls = message.get("tool_calls")
-        if calls is not None and not (isinstance(calls, list) and all(isinstance(c, dict) for c in calls)):
-            raise BaselineEndpointError("chat completion tool_calls is not a list of objects", url=self.url)
-        return message
-
-    def close(self) -> None:
-        self.http.close()
-
-
 class BaselineAgent:
-    def __init__(self, client: ChatClient, runner: TaskRunner, *, max_steps: int = 20, step_timeout_s: float = 120):
+    """Drives the baseline model through the shared :class:`LLMClient` (retries with backoff,
+    token accounting); an endpoint that still fails is a :class:`BaselineEndpointError`."""
+
+    def __init__(self, client: LLMClient, runner: TaskRunner, *, max_steps: int = 20, step_timeout_s: float = 120):
         self.client = client
         self.runner = runner
         self.max_steps = max_steps
         self.step_timeout_s = step_timeout_s
 
-    def _call(self, task: TaskDir, workspace: Path, call: dict[str, Any], skills: Path | None) -> str:
-        function = call.get("function") or {}
-        name = function.get("name") if isinstance(function, dict) else None
-        if name != "bash":
-            return f"error: unknown tool {str(name)[:100]!r}; the only tool is bash"
+    def _complete(self, messages: list[dict[str, Any]]) -> ChatResponse:
         try:
-            arguments = json.loads(function.get("arguments") or "{}")
-            command = arguments["command"]
-        except (ValueError, KeyError, TypeError, RecursionError):
+            return self.client.chat(messages, tools=[BASH_TOOL])
+        except LLMError as exc:
+            raise BaselineEndpointError(
+                f"chat completion failed: {exc}", url=self.client.settings.base_url, llm_reason=exc.reason
+            ) from exc
+
+    def _call(self, task: TaskDir, workspace: Path, call: ToolCallRequest, skills: Path | None) -> str:
+        if call.name != "bash":
+            return f"error: unknown tool {call.name[:100]!r}; the only tool is bash"
+        if "command" not in call.arguments:
             return "error: arguments must be a JSON object with a string 'command'"
+        command = call.arguments["command"]
         if not isinstance(command, str):
             return "error: 'command' must be a string"
         if "\x00" in command:  # no process can be given an argument holding a NUL byte
@@ -147,19 +118,20 @@ class BaselineAgent:
         workspace = self.runner.fresh_workspace(task, scratch)
         steps = tool_calls = 0
         stop_reason = "max_steps"
+        usage = Usage()
         try:
             for _ in range(self.max_steps):
-                message = self.client.complete(messages)
+                response = self._complete(messages)
                 steps += 1
-                calls = message.get("tool_calls") or []
-                messages.append({k: v for k, v in message.items() if k in ("role", "content", "tool_calls")})
-                if not calls:
+                usage.add(response.usage)
+                messages.append(response.assistant_message())
+                if not response.tool_calls:
                     stop_reason = "answered"
                     break
-                for call in calls:
+                for call in response.tool_calls:
                     tool_calls += 1
                     output = self._call(task, workspace, call, skills)
-                    messages.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": output})
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
             verdict = self.runner.verify(task, workspace)
         finally:
             discard_tree(workspace)
@@ -173,4 +145,5 @@ class BaselineAgent:
             seconds=time.monotonic() - started,
             stop_reason=stop_reason,
             transcript=messages,
+            usage=usage,
         )

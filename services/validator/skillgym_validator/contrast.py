@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgym_core.contracts.task import TaskDir
+from skillgym_core.llm import Usage
 
 from skillgym_validator.baseline import AgentRun, BaselineAgent
 
@@ -45,11 +46,19 @@ class ContrastResult:
     def solved_without(self) -> bool:
         return self.r_minus >= 0.5
 
+    def usage(self) -> Usage:
+        """The baseline model's tokens (and cost) over every run of the contrast."""
+        total = Usage()
+        for run in self.runs:
+            total.add(run.usage)
+        return total
+
     def to_dict(self, *, include_transcripts: bool = False) -> dict[str, Any]:
         return {
             "r_plus": self.r_plus,
             "r_minus": self.r_minus,
             "label": self.label,
+            "usage": self.usage().to_dict(),
             "runs": [run.to_dict(include_transcript=include_transcripts) for run in self.runs],
         }
 

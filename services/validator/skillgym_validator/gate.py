@@ -120,8 +120,22 @@ def _verifier_record(outcome: VerifierOutcome, tail: int) -> dict[str, Any]:
     return record
 
 
+DEFAULT_NOP_RUNS = 2
+DEFAULT_ORACLE_RUNS = 2
+
+
 class ValidityGate:
-    def __init__(self, runner: TaskRunner, *, nop_runs: int = 1, oracle_runs: int = 2, log_tail_chars: int = 4000):
+    """``nop_runs`` and ``oracle_runs`` of at least 2 also catch a verifier whose verdict on the
+    same workspace changes from run to run."""
+
+    def __init__(
+        self,
+        runner: TaskRunner,
+        *,
+        nop_runs: int = DEFAULT_NOP_RUNS,
+        oracle_runs: int = DEFAULT_ORACLE_RUNS,
+        log_tail_chars: int = 4000,
+    ):
         self.runner = runner
         self.nop_runs = nop_runs
         self.oracle_runs = oracle_runs
@@ -208,7 +222,7 @@ class ValidityGate:
                     oracle_reasons.append(f"oracle_solution_{solution['outcome']}")
                 else:
                     oracle_reasons.append(f"oracle_fails: {run.verifier.get('failure_type')}")
-        if not any(r.passed for r in nops) and len({(r.passed, r.verifier.get("reward")) for r in nops}) > 1:
+        if len({(r.passed, r.verifier.get("reward")) for r in nops}) > 1:
             oracle_reasons.append("flaky_verifier")
         self._count("oracle", oracle_reasons)
         reasons += [r for r in dict.fromkeys(oracle_reasons) if r not in reasons]

@@ -13,18 +13,35 @@ from typing import Any
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.envbuild import environment_provider
 from skillgym_core.errors import TransientError
+from skillgym_core.llm import LLMClient, LLMSettings
 from skillgym_core.metrics import VALIDATION_LABELS, VALIDATION_SECONDS
 from skillgym_core.sandbox import janitor
 from skillgym_core.sandbox.base import Sandbox
 from skillgym_core.sandbox.factory import make_sandbox
 from skillgym_core.taskrun import TaskRunner
 
-from skillgym_validator.baseline import BaselineAgent, ChatClient
+from skillgym_validator.baseline import BaselineAgent
 from skillgym_validator.contrast import VERIFIER_PASSED, LabelRule, mcnemar_exact, skill_contrast
 from skillgym_validator.gate import ValidityGate, error_info, failure_reason
 from skillgym_validator.settings import ValidatorSettings
 
 UNLABELLED = "unlabelled"
+
+
+def baseline_client(settings: ValidatorSettings) -> LLMClient | None:
+    """The shared LLM client for the configured baseline endpoint; None when there is none."""
+    if not settings.baseline_base_url:
+        return None
+    llm = LLMSettings(
+        base_url=settings.baseline_base_url,
+        model=settings.baseline_model,
+        api_key=settings.baseline_api_key,
+        timeout_s=settings.baseline_request_timeout_s,
+        max_retries=settings.baseline_max_retries,
+        backoff_s=settings.baseline_backoff_s,
+        temperature=settings.baseline_temperature,
+    )
+    return LLMClient(llm, role="baseline")
 
 
 class Validator:
@@ -42,15 +59,7 @@ class Validator:
             oracle_runs=settings.oracle_runs,
             log_tail_chars=settings.log_tail_chars,
         )
-        self.client: ChatClient | None = None
-        if settings.baseline_base_url:
-            self.client = ChatClient(
-                settings.baseline_base_url,
-                settings.baseline_model,
-                api_key=settings.baseline_api_key.get_secret_value(),
-                timeout_s=settings.baseline_request_timeout_s,
-                temperature=settings.baseline_temperature,
-            )
+        self.client = baseline_client(settings)
         self.rule = LabelRule(settings.skill_dep_min_with, settings.skill_dep_max_without)
 
     def close(self) -> None:
@@ -100,7 +109,7 @@ class Validator:
         VALIDATION_LABELS.labels(record["label"]).inc()
         return record
 
-    def _contrast(self, client: ChatClient, task: TaskDir, scratch: Path, record: dict[str, Any]) -> None:
+    def _contrast(self, client: LLMClient, task: TaskDir, scratch: Path, record: dict[str, Any]) -> None:
         agent = BaselineAgent(
             client,
             self.runner,

@@ -1,6 +1,8 @@
 """OpenAI-compatible chat completions with tool calling, retries, timeouts and token accounting.
 
-Request/response logging never includes the API key."""
+Tool calls are read from ``message.tool_calls``, or from the text when the server has no tool
+parser (``tool_call_format``, see :mod:`skillgym_core.llm.text_tools`). Request/response logging
+never includes the API key."""
 
 from __future__ import annotations
 
@@ -14,13 +16,12 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, SecretStr
 
-from skillgym_core.errors import SkillGymError
+from skillgym_core.llm.errors import LLMError
+from skillgym_core.llm.text_tools import ToolCallFormat, extract_tool_calls, offered_tool_names
 
 log = logging.getLogger(__name__)
 
-
-class LLMError(SkillGymError):
-    reason = "llm"
+__all__ = ["ChatResponse", "LLMClient", "LLMError", "LLMSettings", "ToolCallRequest", "Usage"]
 
 
 class LLMSettings(BaseModel):
@@ -36,6 +37,9 @@ class LLMSettings(BaseModel):
     max_tokens: int | None = None
     cost_per_1k_prompt: float = 0.0
     cost_per_1k_completion: float = 0.0
+    # where tool calls are read: native ``tool_calls``, or the text in one format ("auto": native
+    # when present, else whichever text format the content holds)
+    tool_call_format: ToolCallFormat = "auto"
 
 
 @dataclass
@@ -79,6 +83,8 @@ class ChatResponse:
     reasoning: str | None = None
     finish_reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    # "native", or the text format the calls were read from; None without calls
+    tool_call_format: str | None = None
 
     def assistant_message(self) -> dict[str, Any]:
         """The message to append to the conversation, in OpenAI's shape."""
@@ -94,9 +100,38 @@ class ChatResponse:
 def _parse_arguments(raw: str) -> dict[str, Any]:
     try:
         value = json.loads(raw or "{}")
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return {"_raw": raw}
     return value if isinstance(value, dict) else {"_value": value}
+
+
+def _raw_arguments(function: dict[str, Any]) -> str:
+    arguments = function.get("arguments")
+    if isinstance(arguments, dict):
+        return json.dumps(arguments)
+    return str(arguments or "{}")
+
+
+def _tool_call(index: int, call: Any) -> ToolCallRequest:
+    """A requested tool call; a ``function`` that is not an object reads as an unnamed tool."""
+    if not isinstance(call, dict):
+        raise LLMError("response tool_calls holds something other than objects", reason="llm_malformed")
+    function = call.get("function")
+    function = function if isinstance(function, dict) else {}
+    raw = _raw_arguments(function)
+    return ToolCallRequest(
+        id=str(call.get("id") or f"call_{index}"),
+        name=str(function.get("name") or ""),
+        raw_arguments=raw,
+        arguments=_parse_arguments(raw),
+    )
+
+
+def _token_count(value: Any) -> int:
+    try:
+        return max(int(value or 0), 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
 
 
 class LLMClient:
@@ -131,14 +166,15 @@ class LLMClient:
     def close(self) -> None:
         self._http.close()
 
-    def _record(self, body: dict[str, Any], data: dict[str, Any] | None, error: str | None, seconds: float) -> None:
+    def _record(self, body: dict[str, Any], data: dict[str, Any] | None, error: str | None, seconds: float,
+                tool_call_format: str | None = None) -> None:
         """Append the exchange to the transcript (JSON lines). Headers, and so the key, are never
         written; any occurrence of the key in the payload is masked."""
         if self.transcript is None:
             return
         line = json.dumps(
             {"role": self.role, "model": self.settings.model, "request": body, "response": data, "error": error,
-             "seconds": round(seconds, 4)},
+             "tool_call_format": tool_call_format, "seconds": round(seconds, 4)},
             default=str,
         )
         key = self.settings.api_key.get_secret_value()
@@ -173,8 +209,13 @@ class LLMClient:
         except LLMError as exc:
             self._record(body, None, str(exc), time.perf_counter() - started)
             raise
-        self._record(body, data, None, time.perf_counter() - started)
-        return self._parse(data)
+        try:
+            response = self._parse(data, offered_tool_names(tools))
+        except LLMError as exc:
+            self._record(body, data, str(exc), time.perf_counter() - started)
+            raise
+        self._record(body, data, None, time.perf_counter() - started, response.tool_call_format)
+        return response
 
     def _post_with_retries(self, body: dict[str, Any]) -> dict[str, Any]:
         last_error: str = ""
@@ -209,25 +250,24 @@ class LLMClient:
         raise LLMError(f"endpoint failed after {self.settings.max_retries} attempts: {last_error}",
                        reason="llm_unavailable", base_url=self.settings.base_url)
 
-    def _parse(self, data: dict[str, Any]) -> ChatResponse:
+    def _parse(self, data: dict[str, Any], offered: frozenset[str] = frozenset()) -> ChatResponse:
         try:
             choice = data["choices"][0]
             message = choice["message"]
         except (KeyError, IndexError, TypeError) as exc:
             raise LLMError("response has no choices[0].message", reason="llm_malformed") from exc
-        calls = [
-            ToolCallRequest(
-                id=str(call.get("id") or f"call_{index}"),
-                name=str(call.get("function", {}).get("name", "")),
-                raw_arguments=str(call.get("function", {}).get("arguments") or "{}"),
-                arguments=_parse_arguments(str(call.get("function", {}).get("arguments") or "{}")),
-            )
-            for index, call in enumerate(message.get("tool_calls") or [])
-        ]
-        raw_usage = data.get("usage") or {}
-        prompt = int(raw_usage.get("prompt_tokens") or 0)
-        completion = int(raw_usage.get("completion_tokens") or 0)
-        cached = int((raw_usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+        if not isinstance(message, dict):
+            raise LLMError("response choices[0].message is not an object", reason="llm_malformed")
+        raw_calls = message.get("tool_calls") or []
+        if not isinstance(raw_calls, list):
+            raise LLMError("response tool_calls is not a list", reason="llm_malformed")
+        calls = [_tool_call(index, call) for index, call in enumerate(raw_calls)]
+        raw_usage = data.get("usage")
+        raw_usage = raw_usage if isinstance(raw_usage, dict) else {}
+        details = raw_usage.get("prompt_tokens_details")
+        prompt = _token_count(raw_usage.get("prompt_tokens"))
+        completion = _token_count(raw_usage.get("completion_tokens"))
+        cached = _token_count(details.get("cached_tokens") if isinstance(details, dict) else 0)
         usage = Usage(
             prompt_tokens=prompt,
             completion_tokens=completion,
@@ -237,11 +277,21 @@ class LLMClient:
             calls=1,
         )
         self.usage.add(usage)
+        content = message.get("content") or ""
+        call_format = "native" if calls else None
+        if not calls and isinstance(content, str):
+            found = extract_tool_calls(content, offered, self.settings.tool_call_format)
+            if found is not None:
+                calls = [ToolCallRequest(id=f"call_{index}", name=call.name, arguments=call.arguments,
+                                         raw_arguments=call.raw_arguments)
+                         for index, call in enumerate(found.calls)]
+                content, call_format = found.content, found.format
         return ChatResponse(
-            content=message.get("content") or "",
+            content=content,
             tool_calls=calls,
             usage=usage,
             reasoning=message.get("reasoning_content"),
             finish_reason=choice.get("finish_reason"),
             raw=data,
+            tool_call_format=call_format,
         )

@@ -1,6 +1,7 @@
 """Per-role LLM settings from the environment: ``SKILLGYM_<ROLE>_LLM_BASE_URL``, ``_MODEL``,
 ``_API_KEY``, ``_TIMEOUT_S``, ``_MAX_RETRIES``, ``_MAX_TOKENS``, ``_TEMPERATURE``,
-``_COST_PER_1K_PROMPT``, ``_COST_PER_1K_COMPLETION``. A role without a base URL has no LLM."""
+``_COST_PER_1K_PROMPT``, ``_COST_PER_1K_COMPLETION``, ``_TOOL_CALL_FORMAT`` (``native``, ``auto``,
+``hermes``, ``llama3``, ``mistral``, ``json``). A role without a base URL has no LLM."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from skillgym_core.llm.client import LLMSettings
+from skillgym_core.llm.text_tools import ToolCallFormat
 
 ROLES = ("builder", "reviewer", "judge", "baseline", "teacher")
 
@@ -25,6 +27,7 @@ class _RoleEnv(BaseSettings):
     temperature: float = 0.0
     cost_per_1k_prompt: float = 0.0
     cost_per_1k_completion: float = 0.0
+    tool_call_format: ToolCallFormat = "auto"
 
 
 def role_settings(role: str, environ: Mapping[str, str] | None = None) -> LLMSettings | None:

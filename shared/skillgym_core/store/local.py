@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from skillgym_core.errors import ArtifactNotFound, StoreError
+from skillgym_core.errors import ArtifactNotFound, SkillGymError, StoreError
 
 
 class LocalStore:
@@ -59,3 +59,15 @@ class LocalStore:
 
     def describe(self) -> str:
         return f"file://{self.root}"
+
+
+def open_run_store(path: Path, marker: str, error: type[SkillGymError]) -> LocalStore:
+    """The local store of a run directory (``DIR/store``) or of a store root that holds
+    ``marker/``; never creates one. ``error`` (reason ``no_store``) says which is missing."""
+    if not path.is_dir():
+        raise error(f"{path}: no such run directory or store root", reason="no_store", path=str(path))
+    if (path / "store").is_dir():
+        return LocalStore(path / "store")
+    if not (path / marker).is_dir():
+        raise error(f"{path} holds no store (no store/ or {marker}/ below it)", reason="no_store", path=str(path))
+    return LocalStore(path)

@@ -24,6 +24,7 @@ class Choice:
 
     family: Family | None
     fits: dict[str, Fit]
+    runners_up: tuple[Family, ...] = ()  # the other fitting families, next best first
 
     @property
     def skip_reason(self) -> str:
@@ -65,12 +66,12 @@ class FamilyRegistry:
         fits = self.assess(card)
         fitting = [fid for fid, fit in fits.items() if fit.fits]
         named = [fid for fid in preferred if fid in fitting]
-        if named:
-            return Choice(self._families[named[0]], fits)
         if not fitting:
             return Choice(None, fits)
-        best = max(fitting, key=lambda fid: (fits[fid].strength, _spread(card, fid)))
-        return Choice(self._families[best], fits)
+        ranked = sorted(fitting, key=lambda fid: (fits[fid].strength, _spread(card, fid)), reverse=True)
+        if named:
+            ranked = [named[0], *(fid for fid in ranked if fid != named[0])]
+        return Choice(self._families[ranked[0]], fits, tuple(self._families[fid] for fid in ranked[1:]))
 
     def nearest(self, card: SkillCard) -> Family:
         """The family whose seed task an LLM builder adapts when no family fits: same category

@@ -59,6 +59,7 @@ class GuidanceSelectionTemplate:
             solution_files=solution_files(TEMPLATE_ID, ("select.py",)),
             alternatives={"largest-feasible-set": ["python3 /solution/select.py --largest"]},
             blueprint=blueprint,
+            equivalences={"selection.json": ["reorder_lists"]},  # a selection is a set
             params={"candidates": len(ids), **rules},
         )
 

@@ -9,11 +9,21 @@ from typing import Any
 
 from skillgym_core.contracts.atif import Metrics, ObservationResult, ToolCall
 from skillgym_core.contracts.task import AGENT_WORKDIR
-from skillgym_core.llm import LLMClient, LLMError, LLMSettings
+from skillgym_core.llm import ChatResponse, LLMClient, LLMError, LLMSettings
 
 from skillgym_sampler.harness.base import AgentEnv, AgentRun, RunSpec, format_observation
 from skillgym_sampler.harness.prompts import DEFAULT_VARIANTS, PromptVariant, describe_skills
 from skillgym_sampler.recorder import TrajectoryRecorder
+
+
+def _step_extra(response: ChatResponse) -> dict[str, Any] | None:
+    """The finish reason, and where the calls were read from when the server wrote them as text."""
+    extra: dict[str, Any] = {}
+    if response.finish_reason:
+        extra["finish_reason"] = response.finish_reason
+    if response.tool_call_format not in (None, "native"):
+        extra["tool_call_format"] = response.tool_call_format
+    return extra or None
 
 
 class BuiltinAgentHarness:
@@ -107,7 +117,7 @@ class BuiltinAgentHarness:
                         cost_usd=usage.cost_usd,
                     ),
                     model_name=self.llm.model,
-                    extra={"finish_reason": response.finish_reason} if response.finish_reason else None,
+                    extra=_step_extra(response),
                 )
                 messages.append(response.assistant_message())
                 messages.extend(tool_messages)

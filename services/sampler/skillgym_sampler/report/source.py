@@ -21,6 +21,8 @@ def open_store(source: Store | Path | str) -> Store:
     if not isinstance(source, str | Path):
         return source
     root = Path(source)
+    if not root.is_dir():
+        raise SamplerError(f"{root}: no such run directory or store root", reason="no_store", path=str(root))
     for candidate in (root, root / "store"):
         if (candidate / "trajectories").is_dir() or (candidate / "tasks").is_dir():
             return LocalStore(candidate)

@@ -20,7 +20,7 @@ from skillgym_core.ids import content_id
 from skillgym_core.store.base import Store, get_json, put_json
 
 from skillgym_trainer.curation.balance import GROUPERS, balance, cap_per_task
-from skillgym_trainer.curation.card import render_markdown, source_shares, split_stats
+from skillgym_trainer.curation.card import rejected_by_reason, render_markdown, source_shares, split_stats
 from skillgym_trainer.curation.dedup import remove_exact, remove_near
 from skillgym_trainer.curation.filters import Filters
 from skillgym_trainer.curation.hidden import HIDDEN_PATH_REFERENCE, reject_hidden_paths
@@ -62,6 +62,12 @@ class CuratedDataset:
         return {"train": [c.row() for c in self.train], "eval": [c.row() for c in self.eval]}
 
 
+def empty_curation_summary(pipeline: dict[str, Any]) -> str:
+    rejected = rejected_by_reason(pipeline)
+    removed = ", ".join(f"{reason} {count}" for reason, count in rejected.items())
+    return f"{pipeline['loaded']} loaded" + (f"; removed: {removed}" if removed else "")
+
+
 def curate(candidates: list[Candidate], config: CurationConfig) -> CuratedDataset:
     pipeline: dict[str, Any] = {"loaded": len(candidates)}
     visible, hidden = reject_hidden_paths(candidates)
@@ -77,7 +83,11 @@ def curate(candidates: list[Candidate], config: CurationConfig) -> CuratedDatase
     current, pipeline["task_cap"] = cap_per_task(current, config.max_per_task)
     current, pipeline["balance"] = balance(current, config.balance_by, config.balance_max_ratio, config.seed)
     if not current:
-        raise DatasetError("no example is left after curation", pipeline=pipeline)
+        raise DatasetError(
+            f"no example is left after curation: {empty_curation_summary(pipeline)}",
+            reason="empty_curation",
+            pipeline=pipeline,
+        )
     train, evaluation = split_by_skill(current, config.eval_fraction, config.seed)
     return CuratedDataset(train=train, eval=evaluation, pipeline=pipeline)
 
@@ -113,6 +123,13 @@ def build_dataset(store: Store, config: CurationConfig, *, out: Path | None = No
     """Curate everything in ``store`` and publish it under ``datasets/<id>/``; also write the
     files to ``out`` when given."""
     loaded = load_candidates(store)
+    if not loaded.candidates:
+        raise DatasetError(
+            f"no verified trajectory could be loaded from {store.describe()}"
+            + (f" ({len(loaded.errors)} failed to load)" if loaded.errors else ""),
+            reason="nothing_to_curate",
+            load_errors=loaded.errors,
+        )
     curated = curate(loaded.candidates, config)
     chosen = {
         split: sorted(c.example_id for c in group)

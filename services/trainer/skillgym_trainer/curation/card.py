@@ -62,6 +62,31 @@ def source_shares(candidates: Sequence[Candidate]) -> dict[str, dict[str, float]
     }
 
 
+def rejected_by_reason(pipeline: dict[str, Any]) -> dict[str, int]:
+    """Examples each curation stage removed, by reason; stages that removed none are left out."""
+    removed: Counter[str] = Counter(pipeline.get("filtered") or {})
+    removed["exact_duplicate"] += int(pipeline.get("exact_duplicates") or 0)
+    removed["near_duplicate"] += int(pipeline.get("near_duplicates") or 0)
+    removed["too_long"] += int((pipeline.get("length") or {}).get("dropped") or 0)
+    removed["over_task_cap"] += int(pipeline.get("task_cap") or 0)
+    removed["balance"] += sum((pipeline.get("balance") or {}).values())
+    return {reason: count for reason, count in sorted(removed.items()) if count}
+
+
+def card_counts(card: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of a dataset card: trajectories loaded, examples kept per split,
+    examples rejected by reason and each source's share."""
+    splits = card["splits"]
+    return {
+        "loaded": card["pipeline"]["loaded"],
+        "kept": {"train": splits["train"]["examples"], "eval": splits["eval"]["examples"],
+                 "total": splits["train"]["examples"] + splits["eval"]["examples"]},
+        "rejected": rejected_by_reason(card["pipeline"]),
+        "load_errors": len(card.get("load_errors") or []),
+        "sources": card.get("sources", {}),
+    }  # fmt: skip
+
+
 def render_markdown(card: dict[str, Any]) -> str:
     lines = [
         f"# Dataset {card['name']} v{card['version']} ({card['dataset_id']})",

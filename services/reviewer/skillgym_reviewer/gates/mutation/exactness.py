@@ -8,7 +8,7 @@ timestamp, a free-text note) are left to the mutation score."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from skillgym_reviewer.gates.mutation.model import Mutant, TrialResult
 
@@ -28,15 +28,20 @@ def place(mutant: Mutant) -> str | None:
     return None
 
 
+def _survivors(results: Sequence[TrialResult], mutants: Mapping[str, Mutant],
+               operators: frozenset[str]) -> Iterator[tuple[TrialResult, Mutant]]:
+    for result in results:
+        mutant = mutants.get(result.name)
+        if result.verdict == "survived" and mutant is not None and mutant.operator in operators:
+            yield result, mutant
+
+
 def decisive_near_misses(results: Sequence[TrialResult], mutants: Mapping[str, Mutant]) -> list[str]:
     """The surviving near misses at places where another value mutant was rejected."""
     checked = {where for r in results if r.verdict == "killed" and (m := mutants.get(r.name)) is not None
                and m.effect == "value" and m.operator not in NEAR_MISSES and (where := place(m)) is not None}
     found = []
-    for result in results:
-        mutant = mutants.get(result.name)
-        if result.verdict != "survived" or mutant is None or mutant.operator not in NEAR_MISSES:
-            continue
+    for result, mutant in _survivors(results, mutants, NEAR_MISSES):
         where = place(mutant)
         if where is None:
             continue
@@ -45,6 +50,53 @@ def decisive_near_misses(results: Sequence[TrialResult], mutants: Mapping[str, M
             hit = any(other.startswith(inside) for other in checked)
         else:
             hit = where in checked
+        if hit:
+            found.append(result.name)
+    return found
+
+
+ORDER_CHANGES = frozenset({"swap_elements", "swap_rows"})
+# The instruction is the contract: an order it asks for ("ranked", "sorted", "newest first") must
+# be checked; one it leaves open, or never mentions, need not be.
+_ORDER_ASKED = re.compile(
+    r"\b(?:rank(?:ed|ing|s)?|sort(?:ed|s)?|ascending|descending|chronological(?:ly)?|in (?:the )?order|ordered by"
+    r"|order of|in sequence|(?:highest|lowest|largest|smallest|biggest|most|least|newest|oldest|earliest|latest)"
+    r"\b[\w\s-]{0,30}?\bfirst)\b", re.I)
+_ORDER_FREE = re.compile(
+    r"\b(?:(?:in )?any order|no particular order|order (?:does not|doesn't|need not) matter|unordered"
+    r"|order is (?:not|free))\b", re.I)
+
+
+def order_asked(instruction: str) -> bool:
+    """Whether the instruction asks for an order and does not say the order is free."""
+    return _ORDER_ASKED.search(instruction) is not None and _ORDER_FREE.search(instruction) is None
+
+
+def _list_place(mutant: Mutant) -> str | None:
+    """The list an order mutant reorders (``out.json:$.regions``), or the file for table rows."""
+    if mutant.operator == "swap_elements":
+        return f"{mutant.file}:{_INDEX.sub('[*]', mutant.location).removesuffix('[*]')}"
+    if mutant.operator == "swap_rows":
+        return f"{mutant.file}:"
+    return None
+
+
+def unchecked_orders(results: Sequence[TrialResult], mutants: Mapping[str, Mutant]) -> list[str]:
+    """Surviving reorderings of a list (or table) whose contents the verifier does check: a wrong
+    value inside it was rejected, yet its order, which no declared equivalence and no valid
+    alternative leaves open, is never compared. A list whose order is free should say so
+    (``reorder_lists`` / ``reorder_rows``), which also makes a reordered answer a must-accept."""
+    killed_inside = [f"{m.file}:{m.location}" for r in results if r.verdict == "killed"
+                     and (m := mutants.get(r.name)) is not None and m.effect in ("value", "type", "key")]
+    found = []
+    for result, mutant in _survivors(results, mutants, ORDER_CHANGES):
+        where = _list_place(mutant)
+        if where is None:
+            continue
+        if mutant.operator == "swap_rows":
+            hit = any(other.startswith(where) for other in killed_inside)
+        else:
+            hit = any(other.startswith((where + "[", where + ".")) for other in killed_inside)
         if hit:
             found.append(result.name)
     return found

@@ -14,12 +14,13 @@ from skillgym_core.contracts.task import TaskDir
 from skillgym_core.taskrun import TaskRunner
 
 from skillgym_reviewer.gates.mutation.equivalence import EquivalenceError, Equivalences
-from skillgym_reviewer.gates.mutation.exactness import decisive_near_misses
-from skillgym_reviewer.gates.mutation.generate import output_mutants
+from skillgym_reviewer.gates.mutation.exactness import decisive_near_misses, order_asked, unchecked_orders
+from skillgym_reviewer.gates.mutation.generate import file_kind, output_mutants
 from skillgym_reviewer.gates.mutation.llm import WrongSolutionWriter, wrong_solution_trial
 from skillgym_reviewer.gates.mutation.model import Mutant, TrialResult
 from skillgym_reviewer.gates.mutation.runs import ScriptRunner, solution_steps
 from skillgym_reviewer.gates.mutation.score import MutationScore, rubric_items
+from skillgym_reviewer.gates.mutation.text import every_line_dropped
 from skillgym_reviewer.gates.mutation.trials import (
     Trial,
     TrialContext,
@@ -38,6 +39,7 @@ from skillgym_reviewer.report import GateResult
 from skillgym_reviewer.settings import ReviewerSettings
 
 GATE = "mutation"
+SECOND_LOOK_LINES = 60  # lines dropped per text output when an item has not failed yet
 EQUIVALENCE_GATE = "equivalence_probes"
 MAX_INPUT_BYTES = 1024 * 1024
 Alternatives = Callable[[], Sequence[Mapping[str, bytes]]]
@@ -57,6 +59,20 @@ def rewrite_trial(prober: Prober, name: str, rel: str, data: bytes) -> Trial:
         return TrialResult(name, "equivalent_rewrite", "survived" if outcome.passed else "killed", outcome.reward)
 
     return Trial(name, "equivalent_rewrite", trial)
+
+
+def second_look(ctx: TrialContext, results: Sequence[TrialResult], mutants: Mapping[str, Mutant]) -> list[Mutant]:
+    """When a rubric item has not failed on any mutant drawn, every line of the text outputs is
+    dropped in turn (unscored coverage mutants) before the item is said to accept anything:
+    a few drawn sites can miss the one line an item reads."""
+    failed = {item for r in results if r.verdict == "killed" for item in r.failed_items}
+    if all(item in failed for item in ctx.items):
+        return []
+    extra: list[Mutant] = []
+    for rel, data in sorted(ctx.reference.items()):
+        if file_kind(rel, data) in ("text", "markdown"):
+            extra += every_line_dropped(rel, data.decode("utf-8"), set(mutants), SECOND_LOOK_LINES)
+    return extra
 
 
 class MutationGates:
@@ -100,8 +116,12 @@ class MutationGates:
                     for rel, ref in reference.items() for name, data in equivalences.rewrites(rel, ref)]
         done = run_trials([*trials, *rewrites], prober.workers)
         results, rewritten = declared + done[: len(trials)], done[len(trials) :]
-        open_answers = OpenAnswers.between(reference, alternatives() if alternatives else [])
         by_name = {m.name: m for m in mutants}
+        if self.settings.mutation_every_item:
+            second = second_look(ctx, results, by_name)
+            results += run_trials([output_trial(ctx, m) for m in second], prober.workers)
+            by_name.update((m.name, m) for m in second)
+        open_answers = OpenAnswers.between(reference, alternatives() if alternatives else [])
         excuse_open_answers(results, by_name, open_answers)
         seconds = round(time.monotonic() - started, 3)
         return [self._mutation_gate(config.metadata.template, ctx, open_answers, results, by_name, notes, seconds),
@@ -144,6 +164,12 @@ class MutationGates:
             shortfalls.append(f"the verifier rejects plainly wrong values at these places but accepts near misses of "
                               f"the exact answer: {', '.join(near[:8])}")
         details["near_misses_accepted"] = near
+        orders = (unchecked_orders(results, mutants)
+                  if self.settings.mutation_near_misses and order_asked(ctx.prober.instruction) else [])
+        if orders:
+            shortfalls.append(f"the instruction asks for an order the verifier never checks in lists whose contents it "
+                              f"does check (declare reorder_lists / reorder_rows if it is free): {', '.join(orders[:8])}")
+        details["unchecked_orders"] = orders
         if shortfalls:
             return GateResult.fail(GATE, "too_lax", shortfalls, **details)
         return GateResult.ok(GATE, **details)

@@ -134,3 +134,17 @@ def text_mutants(rel: str, text: str, seed: int, *, markdown: bool = False) -> d
             if content != text:
                 grouped.setdefault(name, []).append(Mutant(rel, name, where, content.encode(), effect))
     return grouped
+
+
+def every_line_dropped(rel: str, text: str, skip: set[str], limit: int) -> list[Mutant]:
+    """Coverage mutants for a second look: each content line dropped in turn (up to ``limit``,
+    leaving out names in ``skip``), so a rubric item that no drawn mutant made fail gets a
+    chance at every line before it is called one that accepts anything."""
+    lines = text.splitlines(keepends=True)
+    out = []
+    for s in _content(lines):
+        mutant = Mutant(rel, "drop_line", f"line {s + 1}", "".join(lines[:s] + lines[s + 1 :]).encode(), "shape",
+                        cover=True)
+        if mutant.name not in skip:
+            out.append(mutant)
+    return out[:limit]

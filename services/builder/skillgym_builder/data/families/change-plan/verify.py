@@ -24,16 +24,27 @@ ITEM = re.compile(r"^\s*(?:[-*]\s+)?\[ \]\s+(\S.*)$")
 BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(\S.*)$")
 PATH = re.compile(r"(?<![\w.-])((?:[\w.-]+/)*[\w.-]+\.py)(?![\w])")
 VERBS = frozenset("""
-add adjust align analyse analyze annotate apply archive assess audit automate backfill benchmark build bump
-capture change check clarify clean coordinate collect communicate compare configure confirm consolidate
-convert cover create deduplicate define delete deploy deprecate design detect determine document draft drop
-enable ensure establish estimate evaluate examine expose extend extract finalize fix flag follow gather
-generate guard handle identify implement import inspect instrument introduce investigate isolate keep land
-list locate log map measure merge migrate mirror model monitor move note notify open outline pass patch pin
-plan prepare profile propagate prototype publish read record refactor reject release remove rename replace
-report reproduce require research resolve review revise roll rollback run scan schedule search set ship
-simplify skim sketch specify split stage start stub submit summarize support switch sync tag test thread trace
-track trigger update upgrade validate verify wire write
+add adjust agree align analyse analyze annotate apply archive ask assess assign attach audit automate backfill
+benchmark bisect bound break build bump bundle cache call cap capture change chart check choose clarify clean
+clone close collect commit communicate compare compile compose configure confirm connect consolidate convert
+coordinate copy cover create debug decide decouple deduplicate define delegate delete demo deploy deprecate
+derive design detect determine diff disable discuss dispatch divide document double-check downgrade draft drop
+dry-run edit email enable encode ensure escalate establish estimate evaluate examine exercise expand explain
+explore export expose extend extract fetch file fill filter finalize finish fix flag follow fork format freeze
+gather generate get give group guard handle harden hold hook identify implement import include index inform
+initialise initialize inline inspect install instrument integrate introduce investigate invite isolate join
+keep label land launch learn limit link lint list load locate lock log make map mark measure merge migrate
+mirror mock model monitor mount move name narrow normalise normalize note notify observe open order organise
+organize outline own pair parse pass patch pause pick pin plan point poll port post prepare present preserve
+print prioritise prioritize probe profile promote propagate prototype prove provision prune publish pull push
+put query queue raise rank re-run reach read rebase recheck reconcile record redeploy reduce refactor refresh
+register reindex reject release reload remove rename repair repeat rephrase replace replay report reproduce
+request require rerun research reset resolve restore restructure retest retire retry return reuse review
+revise rewire rewrite roll rollback rotate route run sample save scan schedule scope script search seed select
+send separate serve set settle share ship show sign simplify sketch skim sort specify spike split stage start
+store strip stub submit summarize support swap switch sync tag take tell test thread tighten time toggle trace
+track translate trigger trim tune turn undo unify unpin unskip update upgrade use validate verify vet wait
+walk warn watch widen wire wrap write
 """.split())  # noqa: SIM905 - a word list reads better as text
 
 
