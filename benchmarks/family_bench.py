@@ -15,7 +15,9 @@ hour for each, and per skill whether it got a validated task and how that task's
 solution uses the skill (``skill_usage``: its script, its main library, its facts, none).
 
 Run: ``python -m benchmarks.family_bench [--corpus DIR] [--families a,b]`` (writes
-benchmarks/results/family_bench.json)."""
+benchmarks/results/family_bench.json); ``--pipeline-only --env-cache DIR`` reruns only the two
+pipelines (with a warm cache: the rate sustained once each family's environment exists);
+``--coverage-only`` builds and validates the corpus's accepted skills (family_coverage.json)."""
 
 from __future__ import annotations
 
