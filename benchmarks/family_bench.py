@@ -270,6 +270,8 @@ def main() -> None:
         return
     wanted = args.families.split(",") if args.families else registry().ids()
     result: dict[str, Any] = {"machine": f"{os.cpu_count()} cores, shared with other work", "families": {}}
+    if args.families and RESULTS.is_file():  # measuring some families keeps the others' results
+        result = {**json.loads(RESULTS.read_text()), **{k: v for k, v in result.items() if k != "families"}}
     with tempfile.TemporaryDirectory(prefix="family-bench-") as tmp:
         for family_id in wanted:
             print(f"== {family_id}", flush=True)

@@ -39,6 +39,7 @@ def example(family_id: str, difficulty: str = "medium") -> dict[str, Any]:
 
     from skillgym_builder.families import knobs as knob_rules
     from skillgym_builder.families import registry
+    from skillgym_builder.families.base import RenderedFamily
     from skillgym_builder.families.seeds import seed_card
 
     family = registry().get(family_id)
@@ -49,8 +50,11 @@ def example(family_id: str, difficulty: str = "medium") -> dict[str, Any]:
         "category": family.spec.category,
         "knobs": knobs,
         "instruction": output.instruction,
-        "inputs": sorted([*output.workspace, *(p for job in output.render_jobs for p in job.produces)]),
-        "rubric": json.loads(output.tests["rubric.json"]),
+        "inputs": sorted([*output.workspace, *(p for job in output.render_jobs for p in job.produces
+                                               if not isinstance(family, RenderedFamily))]),
+        # a family finished after rendering (its rubric depends on the skill script's results) shows its full rubric
+        "rubric": (json.loads(output.tests["rubric.json"]) if "rubric.json" in output.tests
+                   else [item.model_dump() for item in family.spec.rubric]),
         "skill_claim": output.metadata.get("skill_claim"),
     }
 

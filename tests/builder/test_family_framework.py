@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families import registry, skillfacts
-from skillgym_builder.families.base import KNOB_NAMES, family_text
+from skillgym_builder.families.base import KNOB_NAMES, RenderedFamily, family_text
 from skillgym_builder.families.common import requirements
 from skillgym_builder.families.evidence import SkillEvidence, assess
 from skillgym_builder.families.seeds import seed_card
@@ -49,7 +49,8 @@ def test_the_families_have_real_knobs() -> None:
     pool = PatternPool.builtin().patterns
     for family in families:
         spec = family.spec
-        assert spec.subcategories and spec.knobs and spec.rubric, spec.id
+        assert spec.knobs and spec.rubric, spec.id
+        assert spec.subcategories or spec.id == "skill-script", spec.id  # it serves any skill with a CSV script
         assert {k.name for k in spec.knobs} <= set(KNOB_NAMES)
         assert all(len(k.levels) >= 2 and k.levels == sorted(k.levels) for k in spec.knobs), spec.id
         assert all(k.pattern in pool for k in spec.knobs), spec.id
@@ -66,15 +67,20 @@ def test_every_family_instantiates_a_complete_task(family_id: str) -> None:
     assert family.suitability(card).fits
     output = family.instantiate(card, 0, {})
     assert output.instruction.startswith("# ") and "/tests" not in output.instruction and "/solution" not in output.instruction
-    assert {"test.sh", "checks.py", "verify.py", "expected.json", "rubric.json"} <= set(output.tests)
-    assert {item["name"] for item in json.loads(output.tests["rubric.json"])} <= {i.name for i in family.spec.rubric}
+    finished_after_render = isinstance(family, RenderedFamily)  # its verifier needs the script's results
+    if finished_after_render:
+        assert output.render_jobs and not output.tests
+    else:
+        assert {"test.sh", "checks.py", "verify.py", "expected.json", "rubric.json"} <= set(output.tests)
+        assert {item["name"] for item in json.loads(output.tests["rubric.json"])} <= {i.name for i in family.spec.rubric}
     assert output.solve_script and "/skills/" in output.solve_script
     assert output.alternative_scripts, "at least one valid alternative solution"
     assert set(output.protected) <= set(output.workspace) | {p for job in output.render_jobs for p in job.produces}
     assert "skill_claim" in output.metadata
     again = family.instantiate(card, 0, {})
     assert again.workspace == output.workspace and again.tests == output.tests
-    assert family.instantiate(card, 1, {}).tests != output.tests
+    other = family.instantiate(card, 1, {})
+    assert (other.workspace if finished_after_render else other.tests) != (output.workspace if finished_after_render else output.tests)
 
 
 @pytest.mark.parametrize("family_id", sorted(FIXTURE_OF))
@@ -192,9 +198,11 @@ def test_summary_counts_tasks_per_family_and_skipped_skills_per_reason(tmp_path:
 
 
 @pytest.mark.parametrize("family_id", ALL_FAMILIES)
-def test_instance_rubrics_are_valid_contracts(family_id: str) -> None:
+def test_instance_rubrics_are_valid_contracts(family_id: str, tmp_path: Path) -> None:
     from skillgym_builder.errors import UnsuitableSkillError
+    from skillgym_builder.families.render import SandboxRenderer
     from skillgym_core.llm.judge import parse_rubric
+    from skillgym_core.sandbox.local import LocalSandbox
 
     family = registry().get(family_id)
     for card in (seed_card(family.spec), card_for("csv-cleanup", None)):  # with and without the skill's facts
@@ -203,6 +211,10 @@ def test_instance_rubrics_are_valid_contracts(family_id: str) -> None:
         except UnsuitableSkillError:
             assert card.record.skill_id != f"seed-{family_id}", "a family must build for its own example skill"
             continue
+        if isinstance(family, RenderedFamily):
+            renderer = SandboxRenderer(LocalSandbox(), None, tmp_path)
+            rendered = {rel: data for job in output.render_jobs for rel, data in renderer.render(job).items()}
+            output = family.after_render(card, output, rendered)
         parse_rubric(json.loads(output.tests["rubric.json"]))
 
 

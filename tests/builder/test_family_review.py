@@ -26,7 +26,8 @@ def test_family_task_is_approved_by_the_reviewer(tmp_path: Path, env_provider: L
     spec = registry().get(family_id).spec
     cache = env_provider.cache_dir
     builder = BuilderService(ctx, BuilderSettings(env_cache=cache, family_difficulty="medium"))
-    skill = put_skill(ctx.store, seed_skill_dir(family_id), subcategory=spec.subcategories[0], category=spec.category)
+    subcategory = spec.subcategories[0] if spec.subcategories else "data-analysis"
+    skill = put_skill(ctx.store, seed_skill_dir(family_id), subcategory=subcategory, category=spec.category)
     built = builder.handle(wrap(skill))
     assert len(built) == 1 and isinstance(built[0], EnvBuilt) and built[0].template == family_id
     reviewed = ReviewerService(ctx, ReviewerSettings(env_cache=cache)).handle(wrap(built[0]))[0]

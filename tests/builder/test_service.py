@@ -73,7 +73,9 @@ def test_a_skill_no_family_fits_is_skipped_with_every_familys_reason(tmp_path: P
     assert report["outcome"] == "skipped" and report["reason"] == "unsuitable"
     assert report["skip_reason"] == "subcategory_not_served"
     assert set(report["fits"]) == set(family_registry().ids())
-    assert all(not fit["fits"] and "smart-contracts" in fit["reason"] for fit in report["fits"].values())
+    assert report["fits"]["skill-script"]["code"] == "no_script"  # says nothing of the subcategory
+    assert all(not fit["fits"] and "smart-contracts" in fit["reason"] for fid, fit in report["fits"].items()
+               if fid != "skill-script")
 
 
 def test_a_skill_that_needs_the_network_is_skipped_for_that_reason(tmp_path: Path) -> None:
@@ -162,3 +164,20 @@ def test_feedback_rebuilds_a_fresh_instance_until_the_revision_budget_is_spent(t
                        reasons=["again"], attempt=1)
     assert builder.handle(wrap(last)) == []
     assert get_json(ctx.store, f"tasks/{current.task_id}/feedback-dropped.json")["outcome"] == "revision_budget_spent"  # type: ignore[union-attr]
+
+
+def test_a_skill_script_that_fails_when_run_hands_over_to_the_next_family(tmp_path: Path) -> None:
+    skill = tmp_path / "config-layers"
+    shutil.copytree(FIXTURES / "config-layers", skill)
+    (skill / "scripts").mkdir(exist_ok=True)
+    (skill / "scripts" / "tally.py").write_text(
+        "import csv, json, sys\n"
+        "rows = list(csv.DictReader(open(sys.argv[1])))\n"
+        "raise SystemExit('needs the production database')\n"
+        "print(json.dumps(sum(int(r['count']) for r in rows)))\n")
+    ctx = make_context(tmp_path / "ctx")
+    event = put_skill(ctx.store, skill, subcategory="version-control")
+    choice = family_registry().choose(card_for("config-layers", "version-control", folder=skill))
+    assert choice.family is not None and choice.family.spec.id == "skill-script"
+    outputs = BuilderService(ctx).handle(wrap(event))
+    assert len(outputs) == 1 and isinstance(outputs[0], EnvBuilt) and outputs[0].template == "layered-config"

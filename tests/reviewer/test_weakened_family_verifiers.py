@@ -45,7 +45,7 @@ def family_tasks(tmp_path_factory: pytest.TempPathFactory, env_cache: Path) -> d
     tasks = {}
     for family_id in FAMILIES:
         spec = registry().get(family_id).spec
-        event = put_skill(ctx.store, seed_skill_dir(family_id), subcategory=spec.subcategories[0], category=spec.category)
+        event = put_skill(ctx.store, seed_skill_dir(family_id), subcategory=spec.subcategories[0] if spec.subcategories else "data-analysis", category=spec.category)
         settings = BuilderSettings(env_cache=env_cache, family_difficulty="medium", check_skill_dependence=False)
         built = BuilderService(ctx, settings).handle(wrap(event))[0]
         assert isinstance(built, EnvBuilt) and built.template == family_id

@@ -19,7 +19,7 @@ from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.taskrun import TaskRunner
 
 from skillgym_builder.families import knobs as knob_rules
-from skillgym_builder.families.base import Family, FamilySpec, Fit, SkillClaim
+from skillgym_builder.families.base import Family, FamilySpec, Fit, RenderedFamily, SkillClaim
 from skillgym_builder.families.dependence import SkillDependenceChecker
 from skillgym_builder.families.render import RenderError, SandboxRenderer
 from skillgym_builder.families.usage import skill_usage
@@ -69,9 +69,13 @@ class FamilyMaterialiser:
     def instance(self, family: Family, card: SkillCard, plan: FamilyPlan) -> TemplateOutput:
         """The instance with its rendered inputs in the workspace and its plan in the metadata."""
         output = family.instantiate(card, plan.seed, plan.knobs)
-        workspace = dict(output.workspace)
+        rendered: dict[str, bytes] = {}
         for job in output.render_jobs:
-            workspace.update(self.renderer.render(job))
+            rendered.update(self.renderer.render(job))
+        if isinstance(family, RenderedFamily):  # the family decides where its rendered files go
+            output = family.after_render(card, output, rendered)
+            rendered = {}
+        workspace = {**output.workspace, **rendered}
         patterns = knob_rules.patterns(family.spec, plan.knobs)
         blueprint = (output.blueprint or family.spec.blueprint).model_copy(update={"patterns": patterns})
         return replace(output, workspace=workspace, render_jobs=[], blueprint=blueprint,

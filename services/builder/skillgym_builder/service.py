@@ -37,6 +37,7 @@ from skillgym_builder.errors import BuildError, LLMRequiredError, UnsuitableSkil
 from skillgym_builder.fallback import fallback_metadata, llm_required, record_fallback
 from skillgym_builder.families import Choice, FamilyRegistry
 from skillgym_builder.families import registry as family_registry
+from skillgym_builder.families.skill_script import UNUSABLE as SCRIPT_UNUSABLE
 from skillgym_builder.family_build import DraftValidator, FamilyMaterialiser
 from skillgym_builder.family_flow import NO_SKILL_USE, FamilyFlow, plan_of
 from skillgym_builder.hardening import diagnose, harden_family, shortcut_pattern
@@ -136,24 +137,26 @@ class BuilderService:
             return self._skip(card, choice, choice.skip_reason, "no task family fits the skill")
 
     def _from_families(self, card: SkillCard, choice: Choice) -> list[Payload]:
-        """The chosen family, else the next fitting one while a family's task would not use the skill."""
+        """The chosen family, else the next fitting one while a family's task would not use the
+        skill or the skill's script turned out unusable when run."""
         assert choice.family is not None
-        unused: dict[str, str] = {}
+        unused: dict[str, tuple[str, str]] = {}
         for family in (choice.family, *choice.runners_up):
             try:
                 built = self.flow.first(card, family, choice.fits[family.spec.id])
             except UnsuitableSkillError as exc:
                 code = str(exc.details.get("skip_reason") or "family_rejected")
-                if code != NO_SKILL_USE:
+                if code not in (NO_SKILL_USE, SCRIPT_UNUSABLE):
                     return self._skip(card, choice, code, str(exc))
-                unused[family.spec.id] = str(exc)
+                unused[family.spec.id] = (code, str(exc))
             except LLMRequiredError as exc:
                 return self._failed(card, choice, exc)
             except BuildError as exc:  # e.g. inputs that could not be rendered here
                 return self._skip(card, choice, f"family_{exc.reason}", str(exc))
             else:
                 return self._built(card, choice, built)
-        return self._skip(card, choice, NO_SKILL_USE, next(iter(unused.values())), families_tried=sorted(unused))
+        code, message = next(iter(unused.values()))
+        return self._skip(card, choice, code, message, families_tried=sorted(unused))
 
     def _from_templates(self, card: SkillCard, named: list[str], choice: Choice) -> list[Payload]:
         """The plan names text templates: they are tried in its order (the explicit opt-in)."""

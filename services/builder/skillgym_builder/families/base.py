@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -107,6 +107,17 @@ class Family(Protocol):
         """Task files for one instance: inputs generated from ``seed`` at the difficulty ``knobs``
         set. Raises :class:`~skillgym_builder.errors.UnsuitableSkillError` when the skill lacks
         what the instance needs."""
+        ...
+
+
+@runtime_checkable
+class RenderedFamily(Protocol):
+    """A family whose instance is finished only after its render jobs ran in the sandbox (the
+    result of running a skill's own script decides the expectations and the rubric)."""
+
+    def after_render(self, card: SkillCard, output: TemplateOutput, rendered: dict[str, bytes]) -> TemplateOutput:
+        """The finished instance; raises :class:`~skillgym_builder.errors.UnsuitableSkillError`
+        when what was rendered shows the skill cannot support it."""
         ...
 
 

@@ -16,6 +16,9 @@ from skillgym_builder.families.base import Family, Fit, family_ids, load_family_
 from skillgym_builder.skillcard import SkillCard
 
 NO_FAMILY = "no_family_fits"
+# A verdict that only says the skill lacks what one family needs (it ships no script) does not
+# explain a skip: the other families' shared reason does.
+UNINFORMATIVE = frozenset({"no_script"})
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,7 @@ class Choice:
     @property
     def skip_reason(self) -> str:
         """Why no family fits, as one code: shared by every verdict, else ``no_family_fits``."""
-        codes = Counter(fit.code for fit in self.fits.values() if not fit.fits)
+        codes = Counter(fit.code for fit in self.fits.values() if not fit.fits and fit.code not in UNINFORMATIVE)
         if len(codes) == 1:
             return next(iter(codes))
         return NO_FAMILY

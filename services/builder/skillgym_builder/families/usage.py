@@ -65,8 +65,9 @@ def skill_usage(card: SkillCard, output: TemplateOutput) -> dict[str, Any]:
     """The strongest use the reference solution makes of the skill, with its evidence."""
     solve = output.solve_script or ""
     skill_root = f"/skills/{card.dir_name}/"
-    scripts = sorted(f.path for f in card.record.files if f.path.lower().endswith(SCRIPT_SUFFIXES)
-                     and f"{skill_root}{f.path}" in solve)
+    shipped = {f.path for f in card.record.files} | {
+        p.relative_to(card.root).as_posix() for p in card.root.rglob("*") if p.is_file()}
+    scripts = sorted(p for p in shipped if p.lower().endswith(SCRIPT_SUFFIXES) and f"{skill_root}{p}" in solve)
     distributions = _requirement_names(list(output.requirements))
     installed = {import_name(name) for name in distributions}
     imported = set(_IMPORT.findall(solve)) | set(_MODULE_RUN.findall(solve))
