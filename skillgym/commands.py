@@ -98,9 +98,18 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         if not path:
             name, path = Path(item).name, item
         models[name] = Path(path)
-    report = evaluate_models(args.run_dir, models, args.out, skills=args.skill or None, max_steps=args.max_steps)
-    for name, result in report["models"].items():
-        console.print(f"{name}: {result['passed']}/{result['runs']} passed ({result['pass_rate']:.1%})")
+    conditions = ("with",) if args.with_skill_only else ("with", "without")
+    report = evaluate_models(args.run_dir, models, args.out, skills=args.skill or None, max_steps=args.max_steps,
+                             dataset=args.dataset, conditions=conditions)
+    for name, entry in report["comparisons"]["models"].items():
+        rates = ", ".join(f"{label.replace('_', ' ')}: {c['passed']}/{c['tasks']} ({c['pass_rate']:.1%})"
+                          for label, c in entry.items() if label != "skill_contrast")
+        console.print(f"{name}: {rates}")
+    for name, versus in report["comparisons"]["versus_base"].items():
+        for label, table in versus.items():
+            console.print(f"{name} vs {next(iter(models))} ({label.replace('_', ' ')}): only {name} "
+                          f"{table[f'only_{name}']}, only base {table[f'only_{next(iter(models))}']}, "
+                          f"McNemar p = {table['p_value']:.3g}")
     return 0
 
 
@@ -166,6 +175,8 @@ def register(sub: Any) -> None:
     evaluate.add_argument("--model", action="append", required=True, metavar="NAME=DIR",
                           help="a model folder to serve and evaluate (repeatable: before and after)")
     evaluate.add_argument("--skill", action="append", help="only tasks of these skill ids (held-out skills)")
+    evaluate.add_argument("--dataset", type=Path, help="the student's training dataset: its training skills are left out")
+    evaluate.add_argument("--with-skill-only", action="store_true", help="skip the runs with the skill withheld")
     evaluate.add_argument("--max-steps", type=int, default=8)
     evaluate.add_argument("--out", type=Path, required=True)
     evaluate.set_defaults(func=_cmd_evaluate)

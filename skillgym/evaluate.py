@@ -18,14 +18,11 @@ import httpx
 import uvicorn
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.events import Envelope, EnvValidated, TrajectoryVerified
-from skillgym_core.errors import SkillGymError
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.store.base import Store
 from skillgym_core.store.local import LocalStore, open_run_store
 
-
-class EvaluationError(SkillGymError):
-    reason = "evaluation"
+from skillgym.evaluation_split import EvaluationError, comparisons, held_out, train_skills
 
 
 @dataclass(frozen=True)
@@ -86,9 +83,11 @@ def served_model(model_dir: Path, max_new_tokens: int = 256) -> Iterator[str]:
 
 
 def evaluate_endpoint(
-    run_store: Store, tasks: Sequence[ValidatedTask], base_url: str, model_name: str, out_dir: Path, *, max_steps: int = 8
+    run_store: Store, tasks: Sequence[ValidatedTask], base_url: str, model_name: str, out_dir: Path, *, max_steps: int = 8,
+    conditions: Sequence[str] = ("with", "without"),
 ) -> dict[str, Any]:
-    """Run the built-in agent (skill provided) once on each task; verified by the trusted verifier."""
+    """Run the built-in agent once on each task per skill condition (provided, withheld); every
+    run verified by the trusted verifier."""
     from skillgym_sampler.service import SamplerService
     from skillgym_sampler.settings import SamplerSettings
 
@@ -96,7 +95,7 @@ def evaluate_endpoint(
     ctx = ServiceContext(store=store, sandbox=LocalSandbox(), scratch=Path(tempfile.mkdtemp(prefix="eval-")))
     settings = SamplerSettings(
         harnesses=["builtin"], llm_base_url=base_url, llm_model=model_name, max_steps=max_steps,
-        skill_conditions=["with"], hardening_threshold=1.0, max_hardening_rounds=0,
+        skill_conditions=list(conditions), hardening_threshold=1.0, max_hardening_rounds=0,
     )
     sampler = SamplerService(ctx, settings)
     results: list[dict[str, Any]] = []
@@ -110,7 +109,8 @@ def evaluate_endpoint(
         )
         for out in sampler.handle(event):
             if isinstance(out, TrajectoryVerified):
-                results.append({"task_id": out.task_id, "passed": out.passed, "reward": out.reward,
+                results.append({"task_id": out.task_id, "skill_provided": out.skill_provided,
+                                "passed": out.passed, "reward": out.reward,
                                 "failure_type": out.failure_type, "trajectory_id": out.trajectory_id})
     passed = sum(1 for r in results if r["passed"])
     return {"model": model_name, "runs": len(results), "passed": passed,
@@ -123,8 +123,12 @@ def open_evaluation_store(run_dir: Path) -> Store:
 
 
 def evaluate_models(
-    run_dir: Path, models: dict[str, Path], out_dir: Path, *, skills: Sequence[str] | None = None, max_steps: int = 8
+    run_dir: Path, models: dict[str, Path], out_dir: Path, *, skills: Sequence[str] | None = None, max_steps: int = 8,
+    dataset: Path | None = None, conditions: Sequence[str] = ("with", "without"),
 ) -> dict[str, Any]:
+    """Serve each model the same way and run it with the same harness on the same validated tasks
+    (only skills the student was not trained on when ``dataset`` is given); the first model is the
+    base the others are compared with."""
     run_store = open_evaluation_store(run_dir)
     missing = {name: str(path) for name, path in models.items() if not path.is_dir()}
     if missing:
@@ -132,6 +136,11 @@ def evaluate_models(
             f"no such model folder: {', '.join(missing.values())}", reason="model_not_found", models=missing
         )
     tasks = validated_tasks(run_store, skills)
+    trained: set[str] = set()
+    if dataset is not None:
+        trained = train_skills(dataset)
+        keep = held_out({t.skill_id for t in tasks}, trained, skills)
+        tasks = [t for t in tasks if t.skill_id in keep]
     if not tasks:
         raise EvaluationError(
             f"{run_dir} holds no validated tasks to evaluate on",
@@ -139,12 +148,14 @@ def evaluate_models(
             path=str(run_dir),
             skills=list(skills or []),
         )
-    report: dict[str, Any] = {"tasks": [t.task_id for t in tasks], "models": {}}
+    report: dict[str, Any] = {"tasks": [t.task_id for t in tasks], "skills": sorted({t.skill_id for t in tasks}),
+                              "trained_skills_excluded": sorted(trained), "conditions": list(conditions), "models": {}}
     for name, model_dir in models.items():
         with served_model(model_dir) as base_url:
             report["models"][name] = evaluate_endpoint(
-                run_store, tasks, base_url, name, out_dir / name, max_steps=max_steps
+                run_store, tasks, base_url, name, out_dir / name, max_steps=max_steps, conditions=conditions
             )
+    report["comparisons"] = comparisons({name: entry["results"] for name, entry in report["models"].items()})
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "evaluation.json").write_text(json.dumps(report, indent=2))
     return report

@@ -56,6 +56,7 @@ def test_build_dataset_versions_card_and_all_formats(tmp_path: Path) -> None:
     train_ids, eval_ids = card["examples"]["train"], card["examples"]["eval"]
     assert len(train_ids) + len(eval_ids) == 12
     assert card["splits"]["train"]["examples"] == len(train_ids)
+    assert card["train_skills"] and not set(card["train_skills"]) & set(card["eval_skills"])  # split by skill
     assert "# Dataset demo v1" in store.get_bytes(published.key("README.md")).decode()
     for name in ("chat", "sharegpt", "swift"):
         lines = store.get_bytes(published.key(f"{name}/train.jsonl")).decode().splitlines()

@@ -149,6 +149,7 @@ def build_dataset(store: Store, config: CurationConfig, *, out: Path | None = No
         "splits": {"train": split_stats(curated.train), "eval": split_stats(curated.eval)},
         "sources": source_shares([*curated.train, *curated.eval]),
         "eval_skills": sorted({c.skill_id for c in curated.eval}),
+        "train_skills": sorted({c.skill_id for c in curated.train}),
         "examples": chosen,
         "formats": config.formats,
         "config_json": config_json,
