@@ -40,22 +40,28 @@ def held_out(task_skills: Iterable[str], trained: set[str], wanted: Sequence[str
     return set(task_skills) - trained
 
 
-def outcomes(results: Iterable[dict[str, Any]]) -> dict[tuple[str, bool], bool]:
-    """(task, skill provided) -> passed; a task run several times counts as passed when any run passed."""
-    table: dict[tuple[str, bool], bool] = {}
+Outcomes = dict[bool, dict[str, bool]]  # skill provided -> task -> passed
+
+
+def outcomes(results: Iterable[dict[str, Any]]) -> Outcomes:
+    """Per skill condition, task -> passed; a task run several times counts as passed when any run did."""
+    table: Outcomes = {}
     for result in results:
-        key = (result["task_id"], bool(result["skill_provided"]))
-        table[key] = table.get(key, False) or bool(result["passed"])
+        runs = table.setdefault(bool(result["skill_provided"]), {})
+        runs[result["task_id"]] = runs.get(result["task_id"], False) or bool(result["passed"])
     return table
 
 
-def _paired(first: dict[tuple[str, bool], bool], second: dict[tuple[str, bool], bool], condition: bool,
-            names: tuple[str, str]) -> dict[str, Any]:
-    tasks = sorted(task for task, provided in first if provided == condition and (task, condition) in second)
-    test = mcnemar_exact((first[(t, condition)], second[(t, condition)]) for t in tasks).to_dict()
+def _paired(first: dict[str, bool], second: dict[str, bool], names: tuple[str, str]) -> dict[str, Any]:
+    """McNemar's exact test over the tasks both sides ran."""
+    tasks = sorted(set(first) & set(second))
+    test = mcnemar_exact((first[t], second[t]) for t in tasks).to_dict()
     a, b = names
     return {"tasks": len(tasks), f"only_{a}": test["only_with"], f"only_{b}": test["only_without"],
             "both": test["both"], "neither": test["neither"], "p_value": test["p_value"]}
+
+
+CONDITIONS = ((True, "with_skill"), (False, "without_skill"))
 
 
 def comparisons(results_by_model: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -65,19 +71,17 @@ def comparisons(results_by_model: dict[str, list[dict[str, Any]]]) -> dict[str, 
     report: dict[str, Any] = {"models": {}, "versus_base": {}}
     for name, table in tables.items():
         entry: dict[str, Any] = {}
-        for condition, label in ((True, "with_skill"), (False, "without_skill")):
-            runs = [passed for (_, provided), passed in table.items() if provided == condition]
+        for condition, label in CONDITIONS:
+            runs = list(table.get(condition, {}).values())
             if runs:
                 entry[label] = {"tasks": len(runs), "passed": sum(runs), "pass_rate": sum(runs) / len(runs)}
-        if "with_skill" in entry and "without_skill" in entry:
-            entry["skill_contrast"] = _paired(table, {(t, True): p for (t, c), p in table.items() if not c}, True,
-                                              ("with", "without"))
+        if True in table and False in table:
+            entry["skill_contrast"] = _paired(table[True], table[False], ("with", "without"))
         report["models"][name] = entry
-    names = list(tables)
-    for other in names[1:]:
+    base, *others = list(tables)
+    for other in others:
         report["versus_base"][other] = {
-            label: _paired(tables[other], tables[names[0]], condition, (other, names[0]))
-            for condition, label in ((True, "with_skill"), (False, "without_skill"))
-            if any(provided == condition for _, provided in tables[other])
+            label: _paired(tables[other][condition], tables[base].get(condition, {}), (other, base))
+            for condition, label in CONDITIONS if condition in tables[other]
         }
     return report

@@ -26,6 +26,7 @@ from skillgym_builder.fallback import fallback_metadata, record_fallback
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families.base import Family, Fit
 from skillgym_builder.families.seeds import seed_card
+from skillgym_builder.families.skill_script import UNUSABLE as SCRIPT_UNUSABLE
 from skillgym_builder.family_build import FamilyMaterialiser, FamilyPlan, copy_task_parts, first_plan
 from skillgym_builder.package import BuildInfo, write_task
 from skillgym_builder.skillcard import SkillCard
@@ -50,6 +51,8 @@ def plan_of(meta: SkillGymMetadata, revision: int) -> FamilyPlan:
 
 
 NO_SKILL_USE = "family_no_skill_use"
+# Skip reasons that say only this family's task cannot serve the skill: the next fitting family is tried.
+TRY_NEXT_FAMILY = frozenset({NO_SKILL_USE, SCRIPT_UNUSABLE})
 
 
 def _no_skill_use(family: Family, agent_error: str | None = None) -> UnsuitableSkillError:

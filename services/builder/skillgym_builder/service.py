@@ -37,9 +37,8 @@ from skillgym_builder.errors import BuildError, LLMRequiredError, UnsuitableSkil
 from skillgym_builder.fallback import fallback_metadata, llm_required, record_fallback
 from skillgym_builder.families import Choice, FamilyRegistry
 from skillgym_builder.families import registry as family_registry
-from skillgym_builder.families.skill_script import UNUSABLE as SCRIPT_UNUSABLE
 from skillgym_builder.family_build import DraftValidator, FamilyMaterialiser
-from skillgym_builder.family_flow import NO_SKILL_USE, FamilyFlow, plan_of
+from skillgym_builder.family_flow import TRY_NEXT_FAMILY, FamilyFlow, plan_of
 from skillgym_builder.hardening import diagnose, harden_family, shortcut_pattern
 from skillgym_builder.package import BuildInfo, write_task
 from skillgym_builder.patterns import Pattern, PatternPool
@@ -146,7 +145,7 @@ class BuilderService:
                 built = self.flow.first(card, family, choice.fits[family.spec.id])
             except UnsuitableSkillError as exc:
                 code = str(exc.details.get("skip_reason") or "family_rejected")
-                if code not in (NO_SKILL_USE, SCRIPT_UNUSABLE):
+                if code not in TRY_NEXT_FAMILY:
                     return self._skip(card, choice, code, str(exc))
                 unused[family.spec.id] = (code, str(exc))
             except LLMRequiredError as exc:

@@ -35,13 +35,13 @@ def _pool(column: Column, rng: random.Random) -> list[str]:
 
 
 def rows(columns: tuple[Column, ...], rng: random.Random, count: int, noise: float) -> list[list[str]]:
-    """``count`` records; ``noise`` is the share of text values that need CSV quoting (a comma or
-    quote inside the value), which only a real CSV parser reads back."""
+    """``count`` records; with ``noise``, values that need CSV quoting (a comma or quote inside)
+    join every text column's values, more of them the higher it is; only a real CSV parser reads
+    them back."""
     pools = {c.name: _pool(c, rng) for c in columns if c.kind == "text"}
     if noise:
-        for name, pool in pools.items():
-            pool.extend(rng.sample(NOISY, k=1 + int(noise * 10) % len(NOISY)))
-            pools[name] = pool
+        for pool in pools.values():
+            pool.extend(rng.sample(NOISY, k=min(len(NOISY), 1 + int(noise * 10))))
     start = dt.date(2026, 1, 1) + dt.timedelta(days=rng.randint(0, 300))
     records: list[list[str]] = []
     for index in range(count):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ FAMILY_ID = "skill-script"
 TOLERANCE = 1e-9
 UNUSABLE = "skill_script_unusable"
 MAX_SKILL_FILE_BYTES = 256 * 1024
+MAX_SKILL_BYTES = 4 * 1024 * 1024  # what the probe is handed of the skill, in all
 PERIODS = ("2026_03", "2026_04", "2026_05", "2026_06")
 ARCHIVE_NOTE = "Files under archive/ are superseded exports kept for audit; only the files in data/ itself are current.\n"
 
@@ -125,22 +127,26 @@ class SkillScriptFamily:
         expected = {"tolerance": TOLERANCE, "results": results, "items": names}
         equivalences = output.equivalences if all(r["kind"] == "json" for r in results) else {
             path: ["trailing_whitespace", "whitespace"] for path in meta["outputs"]}
-        return TemplateOutput(**{
-            **output.__dict__, "tests": verifier_files(self.spec, expected, items), "render_jobs": [],
-            "equivalences": equivalences, "metadata": {**output.metadata, "rubric": [i.model_dump() for i in items]},
-        })
+        return replace(output, tests=verifier_files(self.spec, expected, items), render_jobs=[], equivalences=equivalences,
+                       metadata={**output.metadata, "rubric": [i.model_dump() for i in items]})
 
 
 def _skill_files(card: SkillCard) -> dict[str, str]:
     """The skill's text files (its scripts and whatever they read beside them) for the probe."""
     files: dict[str, str] = {}
+    total = 0
     for path in sorted(card.root.rglob("*")):
         if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_SKILL_FILE_BYTES:
             continue
         try:
-            files[path.relative_to(card.root).as_posix()] = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, ValueError):
             continue
+        total += len(text)
+        if total > MAX_SKILL_BYTES:
+            raise UnsuitableSkillError("the skill's text files exceed 4 MiB; its script is not run",
+                                       family=FAMILY_ID, skip_reason=UNUSABLE)
+        files[path.relative_to(card.root).as_posix()] = text
     return files
 
 
