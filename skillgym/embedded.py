@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,8 @@ from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.service import Worker
 from skillgym_core.store.local import LocalStore
 
-from skillgym.summary import read_build_reports, summarize, write_pipeline_funnel
+from skillgym.local_model import local_endpoint
+from skillgym.summary import read_build_reports, skill_dependence, summarize, write_pipeline_funnel
 from skillgym.wiring import PIPELINE_ORDER, create_service, environment
 
 Progress = Callable[[str, dict[str, int]], None]
@@ -34,6 +35,7 @@ class EmbeddedOptions:
     builder_llm_model: str | None = None
     train: bool = True
     require_llm: bool = False  # a builder-agent failure fails the run instead of falling back
+    local_model: str | None = None  # served for the run when no llm_base_url is given (skillgym.local_model)
     extra_env: dict[str, str] = field(default_factory=dict)
 
     def env(self) -> dict[str, str | None]:
@@ -70,6 +72,13 @@ def run_pipeline(
     from skillgym_ingest.pipeline import ingest, write_outputs
 
     options = options or EmbeddedOptions()
+    if options.local_model and not options.llm_base_url:
+        with local_endpoint(options.local_model) as endpoint:
+            local = replace(options, local_model=None, extra_env={**endpoint.settings(), **options.extra_env})
+            served = run_pipeline(sources, out_dir, local, progress)
+        served.summary["local_model"] = endpoint.name
+        (served.out_dir / "summary.json").write_text(json.dumps(served.summary, indent=2, default=str))
+        return served
     started = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -112,6 +121,7 @@ def run_pipeline(
                         build_reports=build_reports)
     dead = [record for worker in workers for record in worker.stats.failures]
     summary["dead_letters"] = len(dead)
+    summary["skill_dependence"] = skill_dependence(store, events)
     summary["seconds"] = round(time.perf_counter() - started, 2)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     write_pipeline_funnel(out_dir / "funnel.json", result.funnel, summary)

@@ -163,3 +163,19 @@ def write_pipeline_funnel(path: Path, ingest_funnel: dict[str, int], summary: di
         "tasks": {stage: summary.get(stage, 0) for stage in ("tasks_built", "tasks_approved", "tasks_validated")},
     }
     path.write_text(json.dumps(funnel, indent=2, sort_keys=True) + "\n")
+
+
+def skill_dependence(store: Store, events: Iterable[Envelope]) -> dict[str, Any]:
+    """Skill-Dep. / Verifier-Passed counts of the validated tasks, and McNemar's exact test over
+    those whose validation ran the with/without-skill contrast (a baseline model was configured)."""
+    from skillgym_validator.validation import summarize as summarize_validation
+
+    records = []
+    for event in events:
+        payload = event.payload
+        if isinstance(payload, EnvValidated) and payload.valid and payload.report_key:
+            try:
+                records.append(get_json(store, payload.report_key))
+            except (StoreError, KeyError, FileNotFoundError, ValueError):  # the event's label still counts
+                records.append({"label": payload.label, "valid": True})
+    return summarize_validation(records)

@@ -22,7 +22,7 @@ def test_the_flag_sets_the_builder_setting() -> None:
 @pytest.mark.slow
 def test_an_unreachable_builder_endpoint_fails_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
-    code = main(["run", str(EXAMPLE_SKILLS / "config-merge"), "--out", str(out), "--no-train", "--require-llm",
+    code = main(["run", str(EXAMPLE_SKILLS / "config-merge"), "--out", str(out), "--no-train", "--no-local-model", "--require-llm",
                  "--builder-llm-base-url", f"http://127.0.0.1:{free_port()}/v1"])
     assert code != 0
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
@@ -35,7 +35,7 @@ def test_an_unreachable_builder_endpoint_fails_the_run(tmp_path: Path, capsys: p
 def test_require_llm_without_a_builder_endpoint_fails_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["run", str(EXAMPLE_SKILLS / "config-merge"), "--out", str(tmp_path / "run"), "--no-train",
+    code = main(["run", str(EXAMPLE_SKILLS / "config-merge"), "--out", str(tmp_path / "run"), "--no-train", "--no-local-model",
                  "--require-llm"])
     assert code != 0
     last = capsys.readouterr().err.strip().splitlines()[-1]
