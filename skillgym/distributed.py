@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from prometheus_client import REGISTRY, push_to_gateway
+from skillgym_core.bus.batching import BatchingPublisher
 from skillgym_core.bus.factory import make_bus
 from skillgym_core.contracts.events import Envelope, SkillIngested
 from skillgym_core.contracts.topics import ALL_TOPICS, dlq
@@ -17,6 +18,9 @@ from skillgym_core.settings import CommonSettings
 from skillgym_core.store.factory import make_store
 
 from skillgym.summary import read_build_reports, summarize
+
+# skill-ingested events handed to the broker together (one flush, every acknowledgement checked)
+PUBLISH_BATCH = 500
 
 
 def ingest_and_publish(sources: list[Path], out_dir: Path, *, publish: bool) -> Any:
@@ -33,12 +37,14 @@ def ingest_and_publish(sources: list[Path], out_dir: Path, *, publish: bool) -> 
     bus = make_bus(settings)
     bus.ensure_topics([*ALL_TOPICS, *(dlq(t) for t in ALL_TOPICS)])
 
+    publisher = BatchingPublisher(bus, batch_size=PUBLISH_BATCH)
+
     def emit(payload: SkillIngested) -> None:
         event = Envelope.wrap(payload, producer="ingest", correlation_id=settings.correlation_id)
-        bus.publish(event.type, event.key, event.to_bytes())
+        publisher.add(event.type, event.key, event.to_bytes())
 
     try:
-        with RecordWriter(out_dir) as writer:
+        with RecordWriter(out_dir) as writer, publisher:
             result = ingest(sources, store=store, progress=True, on_record_json=writer.write_json,
                             on_event=emit, keep=False)
         write_funnel(result.funnel, out_dir)

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from skillgym_core.bus.dlq import RUN_LOG_DIR, write_dead_letter_log
 from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.events import Envelope
-from skillgym_core.contracts.topics import ALL_TOPICS, TRAINING_COMPLETED
+from skillgym_core.contracts.topics import ALL_TOPICS, TRAINING_COMPLETED, dlq
 from skillgym_core.errors import SkillGymError
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.service import Worker
@@ -25,6 +26,9 @@ from skillgym.wiring import PIPELINE_ORDER, create_service, environment
 
 Progress = Callable[[str, dict[str, int]], None]
 LLM_REQUIRED = "llm_required"  # the builder's failure reason under require_llm
+# An endpoint a one-shot run needs (a baseline model, say) that stays down this long costs the
+# event a dead letter, which the run's DLQ log keeps, rather than stalling the run for good.
+TRANSIENT_PATIENCE_S = 60.0
 
 
 @dataclass
@@ -96,7 +100,8 @@ def run_pipeline(
             event = Envelope.wrap(payload, producer="ingest", correlation_id=out_dir.name)
             bus.publish(event.type, event.key, event.to_bytes())
         services = {name: create_service(name, ctx) for name in PIPELINE_ORDER}
-        workers = [Worker(services[name], bus, store, backoff_s=0.05) for name in PIPELINE_ORDER]
+        workers = [Worker(services[name], bus, store, backoff_s=0.05, transient_patience_s=TRANSIENT_PATIENCE_S)
+                   for name in PIPELINE_ORDER]
         while True:
             moved = 0
             for worker in workers:
@@ -114,6 +119,7 @@ def run_pipeline(
                 event = Envelope.wrap(completed, producer="trainer", correlation_id=out_dir.name)
                 bus.publish(TRAINING_COMPLETED, event.key, event.to_bytes())
 
+    write_dead_letter_log(out_dir / RUN_LOG_DIR, (record for topic in ALL_TOPICS for record in bus.records(dlq(topic))))
     events = [Envelope.from_bytes(record.value) for topic in ALL_TOPICS for record in bus.records(topic)]
     accepted = sum(1 for record in result.records if record.accepted)
     build_reports = list(read_build_reports(store))

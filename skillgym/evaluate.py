@@ -54,13 +54,18 @@ def _free_port() -> int:
 
 
 @contextmanager
-def served_model(model_dir: Path, max_new_tokens: int = 256) -> Iterator[str]:
+def served_model(model_dir: Path, max_new_tokens: int = 256, *, served_names: Sequence[str] = (),
+                 tool_parser: str = "chatml") -> Iterator[str]:
     """Serve ``model_dir`` on 127.0.0.1 for the duration; yields the ``/v1`` base URL."""
-    from skillgym_trainer.serve import create_app
+    from skillgym_trainer.serve import TOOL_PARSERS, ServeOptions, create_app
 
+    parser = next((name for name in TOOL_PARSERS if name == tool_parser), None)
+    if parser is None:
+        raise ValueError(f"tool parser {tool_parser!r} is not one of {TOOL_PARSERS}")
+    options = ServeOptions(max_new_tokens=max_new_tokens, served_names=tuple(served_names), tool_parser=parser)
     port = _free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(model_dir, max_new_tokens), host="127.0.0.1", port=port, log_level="error")
+        uvicorn.Config(create_app(model_dir, options), host="127.0.0.1", port=port, log_level="error")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

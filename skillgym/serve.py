@@ -1,6 +1,6 @@
 """Distributed mode: one service as a long-running process. The worker consumes in a background
-thread; FastAPI serves ``/healthz`` (process up), ``/readyz`` (consuming, store reachable) and
-``/metrics`` (Prometheus)."""
+thread; FastAPI serves ``/healthz`` (process up), ``/readyz`` (consuming, every dependency
+answering, no partition stalled; the body says what is wrong) and ``/metrics`` (Prometheus)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,23 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import Field
 from skillgym_core import metrics
 from skillgym_core.bus.base import Bus
 from skillgym_core.bus.factory import make_bus
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.topics import ALL_TOPICS, dlq
+from skillgym_core.failures import backoff_delay
+from skillgym_core.health import BROKER, STORE, DependencyHealth, ProgressTracker
 from skillgym_core.sandbox.factory import make_sandbox
 from skillgym_core.service import Service, Worker
 from skillgym_core.settings import CommonSettings
@@ -34,6 +40,12 @@ class ServeSettings(CommonSettings):
     http_host: str = "0.0.0.0"
     scratch_dir: str = "/tmp/skillgym-scratch"
     poll_timeout_s: float = 1.0
+    stall_after_s: float = Field(
+        300.0, gt=0, description="not ready once records wait this long on a partition without one being settled"
+    )
+    probe_interval_s: float = Field(
+        5.0, gt=0, description="how often the store and broker are checked (an idle worker uses neither)"
+    )
 
 
 class ServiceRunner:
@@ -45,6 +57,10 @@ class ServiceRunner:
         self.store = store
         self.bus = bus
         self.service = service
+        self.stop = threading.Event()
+        self.subscribed = threading.Event()
+        self.health = DependencyHealth(self.name, (STORE, BROKER))
+        self.progress = ProgressTracker(settings.stall_after_s)
         self.worker = Worker(
             service,
             bus,
@@ -52,62 +68,119 @@ class ServiceRunner:
             max_attempts=settings.max_attempts,
             backoff_s=settings.retry_backoff_s,
             backoff_max_s=settings.retry_backoff_max_s,
+            health=self.health,
+            progress=self.progress,
+            pause=self.stop.wait,
         )
-        self.stop = threading.Event()
-        self.ready = threading.Event()
-        self.last_poll = 0.0
-        self.error: str | None = None
+        self.failing: str | None = None  # an unexpected worker exception, until a batch goes through
+        self.last_error: dict[str, Any] | None = None
+        self._next_probe = 0.0
         self.thread = threading.Thread(target=self._loop, name=f"{self.name}-worker", daemon=True)
+        for topic in service.consumes:
+            metrics.CONSUMER_STALLED_PARTITIONS.labels(self.name, topic).set_function(
+                partial(self.progress.stalled_count, topic)
+            )
 
     def _loop(self) -> None:
-        """Consume until stopped. A failing poll (broker or store outage) is retried with capped
-        exponential backoff; readiness is withdrawn while it fails and restored once it works."""
+        """Consume until stopped. The worker waits out dependency failures itself; anything else
+        it raises is logged, reported and retried with capped exponential backoff."""
         failures = 0
         try:
             while not self.stop.is_set():
+                interruptions = self.worker.stats.interruptions
                 try:
-                    _ = self.worker.subscription
-                    self.ready.set()
-                    self.worker.run_once(timeout_s=self.settings.poll_timeout_s)
-                    failures = 0
-                    self.error = None
+                    count = self.worker.run_once(timeout_s=self.settings.poll_timeout_s)
                 except Exception as exc:
                     failures += 1
-                    self.error = f"{type(exc).__name__}: {exc}"
-                    self.ready.clear()
-                    log.exception("worker poll failed", extra={"service": self.name, "failures": failures})
-                    delay = min(self.settings.retry_backoff_max_s, self.settings.retry_backoff_s * 2 ** (failures - 1))
-                    self.stop.wait(delay)
+                    self.failing = f"{type(exc).__name__}: {exc}"
+                    self.last_error = {"at": time.time(), "message": self.failing}
+                    log.exception("worker failed", extra={"service": self.name, "failures": failures})
+                    self.stop.wait(backoff_delay(self.settings.retry_backoff_s, self.settings.retry_backoff_max_s, failures))
                     continue
-                self.last_poll = time.monotonic()
-                self._update_lag()
+                failures = 0
+                self.failing = None
+                if self.worker.current_subscription is not None:
+                    self.subscribed.set()
+                idle = count == 0 and self.worker.stats.interruptions == interruptions
+                self._observe(idle)
         finally:
-            self.ready.clear()
+            self.subscribed.clear()
             self.worker.close()
+
+    def _observe(self, idle: bool) -> None:
+        """Measure the backlog every time; check the dependencies every ``probe_interval_s``.
+        A probe may mark a dependency down at any time, but up only while the worker is idle:
+        while records flow, whether they settle is the better witness."""
+        subscription = self.worker.current_subscription
+        if subscription is not None:
+            try:
+                self.progress.observe(subscription.backlog())
+            except Exception as exc:
+                self.health.failed(BROKER, exc)
+        now = time.monotonic()
+        if now < self._next_probe:
+            return
+        self._next_probe = now + self.settings.probe_interval_s
+        self._probe(BROKER, self._update_lag, idle)
+        if idle:
+            self._probe(STORE, lambda: self.store.exists(f"state/{self.name}/health-probe"), idle)
+
+    def _probe(self, dependency: str, check: Callable[[], object], idle: bool) -> None:
+        try:
+            check()
+        except Exception as exc:
+            self.health.failed(dependency, exc)
+            return
+        if idle:
+            self.health.answered(dependency)
 
     def _update_lag(self) -> None:
         lag_of = getattr(self.bus, "lag", None)
         if lag_of is None:
             return
-        try:
-            lags: dict[str, int] = lag_of(self.worker.group, self.service.consumes)
-        except Exception:
-            return
+        lags: dict[str, int] = lag_of(self.worker.group, self.service.consumes)
         for topic, value in lags.items():
             metrics.CONSUMER_LAG.labels(self.name, topic).set(value)
 
     def status(self) -> dict[str, Any]:
         alive = self.thread.is_alive()
+        stalled = self.progress.stalled()
+        problems = [] if alive else ["worker stopped"]
+        if alive and not self.subscribed.is_set():
+            problems.append("not subscribed yet")
+        if self.failing:
+            problems.append(f"worker failing: {self.failing}")
+        problems += [f"{name} unreachable" for name in self.health.down()]
+        problems += [
+            f"{s.topic}[{s.partition}] stalled: {s.backlog} waiting, none settled for {s.seconds_without_progress:.0f}s"
+            for s in stalled
+        ]
+        dependencies = self.health.snapshot()
         return {
             "service": self.name,
             "worker_alive": alive,
-            "ready": alive and self.ready.is_set(),
+            "ready": not problems,
             "store": self.store.describe(),
             "consumed": self.worker.stats.consumed,
             "produced": self.worker.stats.produced,
             "dead_lettered": self.worker.stats.dead_lettered,
-            "error": self.error,
+            "interruptions": self.worker.stats.interruptions,
+            "dependencies": dependencies,
+            "stalled": [asdict(s) for s in stalled],
+            "stall_after_s": self.progress.stall_after_s,
+            "error": "; ".join(problems) or None,
+            "last_error": self._latest_error(dependencies),
         }
+
+    def _latest_error(self, dependencies: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+        seen = [
+            {"at": state["last_failure_at"], "dependency": name, "message": state["last_error"]}
+            for name, state in dependencies.items()
+            if state["last_failure_at"] is not None
+        ]
+        if self.last_error is not None:
+            seen.append(self.last_error)
+        return max(seen, key=lambda error: error["at"], default=None)
 
 
 def build_app(runner: ServiceRunner) -> FastAPI:

@@ -46,3 +46,13 @@ def sandbox_input(digest: str) -> str:
 
 def sandbox_run(run_name: str, name: str = "") -> str:
     return f"sandbox/runs/{run_name}/{name}"
+
+
+def event_done(service: str, event_id: str) -> str:
+    """Where the worker records that ``service`` handled ``event_id`` (and the events it emitted)."""
+    return f"state/{service}/done/{event_id}.json"
+
+
+def dlq_replayed(topic: str, event_id: str) -> str:
+    """Which dead letters of ``event_id`` (from ``topic``) were published back onto ``topic``."""
+    return f"state/dlq/replayed/{topic}/{event_id}.json"

@@ -20,6 +20,16 @@ HANDLER_SECONDS = Histogram(
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
 )
 CONSUMER_LAG = Gauge("skillgym_consumer_lag", "Records not yet consumed", ["service", "topic"])
+CONSUMER_STALLED_PARTITIONS = Gauge(
+    "skillgym_consumer_stalled_partitions",
+    "Partitions of the topic this consumer owns where records wait and none was settled for stall_after_s",
+    ["service", "topic"],
+)
+DEPENDENCY_UP = Gauge(
+    "skillgym_dependency_up",
+    "1 while a dependency (store, broker, ...) answers the service, 0 while it fails",
+    ["service", "dependency"],
+)
 
 SKILLS_SEEN = Counter("skillgym_skills_seen_total", "Skill folders found by ingestion")
 SKILLS_ACCEPTED = Counter("skillgym_skills_accepted_total", "Skills accepted by ingestion")

@@ -20,6 +20,9 @@ class CommonSettings(BaseSettings):
     kafka_session_timeout_ms: int = 6000
     kafka_heartbeat_interval_ms: int = 1000
     kafka_topic_partitions: int = 3
+    kafka_linger_ms: int = Field(5, ge=0, description="how long the producer waits to fill a batch")
+    kafka_batch_bytes: int = Field(256 * 1024, ge=1024, description="the producer's batch size per partition")
+    kafka_compression: Literal["none", "gzip"] = Field("none", description="compression of produced batches")
     topic_prefix: str = Field("", description="prefix for every topic and consumer group on a shared broker")
 
     store: Literal["local", "s3"] = "local"

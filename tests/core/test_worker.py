@@ -14,7 +14,7 @@ from skillgym_core.bus.base import Bus
 from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.contracts import topics
 from skillgym_core.contracts.events import EnvBuilt, Envelope, Payload, SkillIngested
-from skillgym_core.errors import ContractError, TransientError
+from skillgym_core.errors import ContractError, SandboxError, TransientError
 from skillgym_core.service import Worker
 from skillgym_core.store.base import Store, content_key
 from skillgym_core.store.local import LocalStore
@@ -43,7 +43,7 @@ class PackageBuilder:
     def handle(self, event: Envelope) -> Sequence[Payload]:
         self.call_times.append(time.monotonic())
         if self.always_fail:
-            raise TransientError("dependency down", dependency="sandbox")
+            raise SandboxError("sandbox crashed", backend="local")
         if self.failures:
             raise self.failures.pop(0)
         skill = event.payload_as(SkillIngested)
@@ -176,8 +176,8 @@ def test_a_handler_that_always_fails_is_retried_with_backoff_then_dead_lettered(
     assert len(dead) == 1
     record = json.loads(dead[0].value)
     assert record["attempts"] == 3
-    assert record["error"]["reason"] == "transient"
-    assert record["error"]["dependency"] == "sandbox"
+    assert record["error"]["reason"] == "sandbox"
+    assert record["error"]["backend"] == "local"
     assert Envelope.from_bytes(base64.b64decode(record["value_b64"])) == event
     assert bus.records(topics.ENV_BUILT) == []
     assert not store.exists(f"state/{service.name}/done/{event.event_id}.json")

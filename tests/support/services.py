@@ -189,9 +189,21 @@ class KafkaServer(_Service):
 
     name = "kafka"
 
+    def __init__(self, workdir: Path, process: Popen[bytes], log_path: Path, port: int, argv: list[str]) -> None:
+        super().__init__(workdir, process, log_path, port)
+        self.argv = argv  # how it was started, for restart()
+
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    def restart(self, timeout: float = 120.0) -> None:
+        """Start the broker again after :meth:`stop`: same ports, data directory and cluster id
+        (an outage and its end, as clients see them)."""
+        self.stop()
+        self.process, self.log_path = _spawn(self.name, self.workdir, self.argv)
+        _RUNNING.add(self)
+        self._wait_ready(lambda: _kafka_ready(self.bootstrap), timeout)
 
 
 def _kafka_properties(data_dir: Path, port: int, controller_port: int) -> str:
@@ -249,8 +261,9 @@ def start_kafka(workdir: Path, timeout: float = 120.0) -> KafkaServer:
             code = -1
     if code != 0:
         raise ServiceStartError("kafka", f"formatting KRaft storage failed (exit {code})", fmt_log)
-    process, log_path = _spawn("kafka", home, [*java, "kafka.Kafka", str(config)])
-    server = KafkaServer(home, process, log_path, port)
+    argv = [*java, "kafka.Kafka", str(config)]
+    process, log_path = _spawn("kafka", home, argv)
+    server = KafkaServer(home, process, log_path, port, argv)
     server._wait_ready(lambda: _kafka_ready(server.bootstrap), timeout)
     return server
 
@@ -277,18 +290,37 @@ class S3Server(_Service):
 
     name = "s3"
 
-    def __init__(self, workdir: Path, process: Popen[bytes], log: Path, port: int, keys: tuple[str, str], kind: str):
+    def __init__(
+        self,
+        workdir: Path,
+        process: Popen[bytes],
+        log: Path,
+        port: int,
+        keys: tuple[str, str],
+        kind: str,
+        launch: tuple[list[str], dict[str, str]],
+    ):
         super().__init__(workdir, process, log, port)
         self.endpoint = f"127.0.0.1:{port}"
         self.url = f"http://{self.endpoint}"
         self.access_key, self.secret_key = keys
         self.kind = kind
+        self.launch = launch  # argv and environment it was started with, for restart()
 
     def client(self) -> Any:
         """A ``minio.Minio`` client for this server (plain HTTP)."""
         from minio import Minio
 
         return Minio(self.endpoint, access_key=self.access_key, secret_key=self.secret_key, secure=False)
+
+    def restart(self, timeout: float = 60.0) -> None:
+        """Start the server again after :meth:`stop`: same binary, port, data and credentials
+        (an outage and its end, as clients see them)."""
+        self.stop()
+        argv, env = self.launch
+        self.process, self.log_path = _spawn(self.name, self.workdir, argv, env)
+        _RUNNING.add(self)
+        self._wait_ready(lambda: _s3_ready(self), timeout)
 
 
 def s3_binary() -> tuple[str, Path] | None:
@@ -327,7 +359,7 @@ def start_s3(workdir: Path, timeout: float = 60.0) -> S3Server:
         argv += [f"-{n}={p}" if "." in n else f"-{n}.port={p}" for n, p in ports.items()]
         env = {"AWS_ACCESS_KEY_ID": access_key, "AWS_SECRET_ACCESS_KEY": secret_key}
     process, log_path = _spawn("s3", home, argv, env)
-    server = S3Server(home, process, log_path, port, (access_key, secret_key), kind)
+    server = S3Server(home, process, log_path, port, (access_key, secret_key), kind, (argv, env))
     server._wait_ready(lambda: _s3_ready(server), timeout)
     return server
 

@@ -6,12 +6,14 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import pytest
 import uvicorn
 from skillgym_trainer.export import atif_to_chat
-from skillgym_trainer.serve import create_app
+from skillgym_trainer.serve import ServeOptions, create_app
 from skillgym_trainer.sft.loop import SFTConfig
 from skillgym_trainer.sft.run import RunSpec, run_sft
 
@@ -25,13 +27,17 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("serve")
     examples = [atif_to_chat(make_trajectory(i)) for i in range(4)]
     run_sft(examples, RunSpec(tokens_per_batch=512, sft=SFTConfig(max_steps=2)), root / "model", root / "cache")
+    return root / "model"
+
+
+@contextmanager
+def serving(model: Path, options: ServeOptions) -> Iterator[str]:
     port = _free_port()
-    app = create_app(root / "model", max_new_tokens=12)
-    uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    uv = uvicorn.Server(uvicorn.Config(create_app(model, options), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=uv.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
@@ -42,9 +48,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 break
         except httpx.TransportError:
             time.sleep(0.1)
-    yield url
-    uv.should_exit = True
-    thread.join(10)
+    try:
+        yield url
+    finally:
+        uv.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def server(model_dir: Path) -> Iterator[str]:
+    with serving(model_dir, ServeOptions(max_new_tokens=12)) as url:
+        yield url
 
 
 def test_models_endpoint(server: str) -> None:
@@ -76,3 +90,19 @@ def test_chat_completion_with_tools(server: str) -> None:
 def test_bad_requests_are_rejected(server: str) -> None:
     assert httpx.post(f"{server}/v1/chat/completions", json={"messages": []}).status_code == 400
     assert httpx.post(f"{server}/v1/chat/completions", json={"nothing": 1}).status_code == 422
+
+
+def test_served_names_refuse_other_models_and_metrics_count_per_name(model_dir: Path) -> None:
+    options = ServeOptions(max_new_tokens=4, served_names=("teacher", "baseline"), tool_parser="none")
+    with serving(model_dir, options) as url:
+        assert [m["id"] for m in httpx.get(f"{url}/v1/models").json()["data"]] == ["teacher", "baseline"]
+        asked = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3}
+        for name in ("teacher", "teacher", "baseline"):
+            assert httpx.post(f"{url}/v1/chat/completions", json={**asked, "model": name}, timeout=60).status_code == 200
+        refused = httpx.post(f"{url}/v1/chat/completions", json={**asked, "model": "default"}, timeout=60)
+        assert refused.status_code == 404 and refused.json()["error"]["code"] == "model_not_found"
+        metrics = httpx.get(f"{url}/metrics").text
+    assert 'skillgym_model_requests_total{model="teacher",outcome="ok"} 2.0' in metrics
+    assert 'skillgym_model_requests_total{model="baseline",outcome="ok"} 1.0' in metrics
+    assert 'skillgym_model_requests_total{model="default",outcome="model_not_found"} 1.0' in metrics
+    assert 'skillgym_model_tokens_total{kind="completion",model="baseline"}' in metrics

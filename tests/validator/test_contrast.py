@@ -189,3 +189,29 @@ def test_unreachable_baseline_is_a_typed_error_and_the_batch_goes_on(tmp_path: P
     )
     records = validate_task_dirs([task.root, task.root], settings)
     assert [r["reasons"] for r in records] == [["error: baseline_endpoint"]] * 2
+
+
+@pytest.mark.parametrize(("status", "kind"), [(None, "unavailable"), (400, "refused")])
+def test_an_endpoint_that_is_down_is_waited_out_one_that_refuses_is_not(status: int | None, kind: str) -> None:
+    """Down (after the client's retries): a dependency outage the worker waits out. Refusing or
+    answering nonsense: an ordinary failure, retried a bounded number of times."""
+    import httpx
+    from skillgym_core.errors import DependencyUnavailable
+    from skillgym_core.failures import FailureKind, classify
+    from skillgym_core.llm import LLMClient, LLMSettings
+    from skillgym_validator.baseline import BaselineAgent
+    from skillgym_validator.errors import BaselineEndpointError
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if status is None:
+            raise httpx.ConnectError("connection refused", request=request)
+        return httpx.Response(status, json={"error": {"message": "bad request"}})
+
+    client = LLMClient(LLMSettings(base_url="http://baseline.invalid/v1", max_retries=2, backoff_s=0.0),
+                       transport=httpx.MockTransport(answer))
+    agent = BaselineAgent(client, runner=None)  # type: ignore[arg-type]  # never reached: the first call fails
+    with pytest.raises(BaselineEndpointError if kind == "refused" else DependencyUnavailable) as caught:
+        agent._complete([{"role": "user", "content": "hi"}])
+    assert caught.value.reason == "baseline_endpoint"
+    expected = FailureKind.TRANSIENT if kind == "unavailable" else FailureKind.RETRYABLE
+    assert classify(caught.value) is expected

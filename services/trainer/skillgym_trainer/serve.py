@@ -1,18 +1,28 @@
 """Serve a trained student on an OpenAI-compatible chat endpoint so the sampler can run
 agents against it: ``POST /v1/chat/completions`` (tools and ``tool_calls`` included),
-``GET /v1/models``, ``GET /healthz``."""
+``GET /v1/models``, ``GET /healthz``, ``GET /metrics`` (requests and tokens per model name).
+
+The served names are the model names a request may carry (any name when none are given, as
+llama.cpp's server does; an unknown name is refused with OpenAI's ``model_not_found``
+otherwise, as vLLM does). The tool parser ``chatml`` turns ``<tool_call>`` blocks into
+structured ``tool_calls``; ``none`` returns the generated text as it is, as a server without a
+tool parser does, leaving the calls for the client to read from the text."""
 
 from __future__ import annotations
 
 import threading
 import time
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 import uvicorn
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, generate_latest
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillgym_trainer.sft.chat_template import IM_END, parse_assistant_text
@@ -43,9 +53,21 @@ def _normalise_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+ToolParser = Literal["chatml", "none"]
+TOOL_PARSERS: tuple[ToolParser, ...] = ("chatml", "none")
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    max_new_tokens: int = 256
+    served_names: tuple[str, ...] = ()
+    tool_parser: ToolParser = "chatml"
+
+
 class ChatModel:
-    def __init__(self, model_dir: Path, max_new_tokens: int = 256) -> None:
+    def __init__(self, model_dir: Path, max_new_tokens: int = 256, tool_parser: ToolParser = "chatml") -> None:
         self.name = Path(model_dir).name
+        self.tool_parser = tool_parser
         self.model, self.tokenizer = load_pretrained(model_dir)
         self.model.eval()
         self.max_new_tokens = max_new_tokens
@@ -80,7 +102,10 @@ class ChatModel:
         generated = output[0, prompt_len:].tolist()
         finished = bool(generated) and generated[-1] == self.end_id
         text = str(self.tokenizer.decode(generated, skip_special_tokens=False))
-        message = parse_assistant_text(text)
+        if self.tool_parser == "none":
+            message: dict[str, Any] = {"role": "assistant", "content": text.split(IM_END, 1)[0]}
+        else:
+            message = parse_assistant_text(text)
         if message.get("reasoning_content") is None:
             message.pop("reasoning_content", None)
         reason = "tool_calls" if message.get("tool_calls") else ("stop" if finished else "length")
@@ -98,8 +123,28 @@ class ChatModel:
         }
 
 
-def create_app(model_dir: str | Path, max_new_tokens: int = 256) -> FastAPI:
-    chat = ChatModel(Path(model_dir), max_new_tokens)
+class _ServerMetrics:
+    """Counters of one app on its own registry, so several servers can live in one process."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter("skillgym_model_requests", "Chat completion requests by requested model name "
+                                "and outcome", ["model", "outcome"], registry=self.registry)
+        self.tokens = Counter("skillgym_model_tokens", "Tokens by model name and kind (prompt, completion)",
+                              ["model", "kind"], registry=self.registry)
+
+
+def _model_not_found(name: str, served: Sequence[str]) -> JSONResponse:
+    return JSONResponse(status_code=404, content={"error": {
+        "message": f"the model {name!r} is not served here (served: {', '.join(served)})",
+        "type": "invalid_request_error", "param": "model", "code": "model_not_found"}})
+
+
+def create_app(model_dir: str | Path, options: ServeOptions | None = None) -> FastAPI:
+    options = options or ServeOptions()
+    chat = ChatModel(Path(model_dir), options.max_new_tokens, options.tool_parser)
+    served = list(options.served_names) or [chat.name]
+    counters = _ServerMetrics()
     app = FastAPI(title="skillgym student")
 
     @app.get("/healthz")
@@ -108,19 +153,33 @@ def create_app(model_dir: str | Path, max_new_tokens: int = 256) -> FastAPI:
 
     @app.get("/v1/models")
     def models() -> dict[str, Any]:
-        return {"object": "list", "data": [{"id": chat.name, "object": "model", "owned_by": "skillgym"}]}
+        return {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "skillgym"} for name in served]}
 
-    @app.post("/v1/chat/completions")
-    def completions(request: ChatRequest) -> dict[str, Any]:
+    @app.get("/metrics")
+    def metrics() -> Response:
+        return Response(content=generate_latest(counters.registry), media_type=CONTENT_TYPE_LATEST)
+
+    @app.post("/v1/chat/completions", response_model=None)
+    def completions(request: ChatRequest) -> dict[str, Any] | JSONResponse:
+        name = request.model or served[0]
+        if options.served_names and name not in options.served_names:
+            counters.requests.labels(name, "model_not_found").inc()
+            return _model_not_found(name, served)
         if getattr(request, "stream", False):
+            counters.requests.labels(name, "refused").inc()
             raise HTTPException(status_code=400, detail="streaming is not supported by this server")
         if not request.messages:
+            counters.requests.labels(name, "refused").inc()
             raise HTTPException(status_code=400, detail="messages must not be empty")
-        return chat.complete(request)
+        result = chat.complete(request)
+        counters.requests.labels(name, "ok").inc()
+        counters.tokens.labels(name, "prompt").inc(result["usage"]["prompt_tokens"])
+        counters.tokens.labels(name, "completion").inc(result["usage"]["completion_tokens"])
+        return result
 
     return app
 
 
-def serve_model(model_dir: str | Path, host: str = "127.0.0.1", port: int = 8008, max_new_tokens: int = 256) -> None:
+def serve_model(model_dir: str | Path, host: str = "127.0.0.1", port: int = 8008, options: ServeOptions | None = None) -> None:
     """Blocking: serve ``model_dir`` until interrupted."""
-    uvicorn.run(create_app(model_dir, max_new_tokens), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(model_dir, options), host=host, port=port, log_level="warning")

@@ -40,6 +40,12 @@ class TrainerSettings(CommonSettings):
     rows_per_step: int = _trainer("rows_per_step", 1, ge=1)
     max_example_tokens: int = _trainer("max_example_tokens", 4096, ge=16)
     seed: int = _trainer("seed", 0)
+    checkpoint_every: int = _trainer(
+        "checkpoint_every",
+        50,
+        ge=0,
+        description="mirror a resumable checkpoint to the store every N steps (a restarted run resumes there); 0 = off",
+    )
     k8s_namespace: str = _trainer("k8s_namespace", "skillgym")
     k8s_image: str | None = _trainer("k8s_image", None, description="image override for TrainingJobs")
     k8s_gpus: int = _trainer("k8s_gpus", 1, ge=0)

@@ -14,7 +14,7 @@ from skillgym_core.sandbox.base import SandboxResult
 from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner
 
-from skillgym_validator.errors import BaselineEndpointError
+from skillgym_validator.errors import BaselineEndpointError, BaselineEndpointUnavailable
 
 BASH_TOOL = {
     "type": "function",
@@ -90,9 +90,8 @@ class BaselineAgent:
         try:
             return self.client.chat(messages, tools=[BASH_TOOL])
         except LLMError as exc:
-            raise BaselineEndpointError(
-                f"chat completion failed: {exc}", url=self.client.settings.base_url, llm_reason=exc.reason
-            ) from exc
+            error = BaselineEndpointUnavailable if exc.reason == "llm_unavailable" else BaselineEndpointError
+            raise error(f"chat completion failed: {exc}", url=self.client.settings.base_url, llm_reason=exc.reason) from exc
 
     def _call(self, task: TaskDir, workspace: Path, call: ToolCallRequest, skills: Path | None) -> str:
         if call.name != "bash":

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgym_core.contracts.task import TaskDir
-from skillgym_core.errors import SkillGymError, TaskFormatError, TransientError
+from skillgym_core.errors import MalformedModelOutput, SkillGymError, TaskFormatError, TransientError
 from skillgym_core.metrics import GATE_OUTCOMES
 from skillgym_core.sandbox.base import SandboxResult
 from skillgym_core.sandbox.janitor import discard_tree
@@ -168,7 +168,7 @@ class ValidityGate:
 
     def check(self, task: TaskDir, scratch: Path) -> GateReport:
         """The gate's verdict. A run that raises ends the gate with a failed report holding the
-        runs so far and the error; only a TransientError propagates, for the caller to retry."""
+        runs so far and the error; only a TransientError or a model's malformed answer propagates, for the caller to retry."""
         started = time.monotonic()
         problems = task.check_layout()
         if not (task.solution / "solve.sh").is_file():
@@ -187,7 +187,7 @@ class ValidityGate:
                     runs.append(self._oracle(task, tmp, i))
             finally:
                 discard_tree(tmp)
-        except TransientError:
+        except (TransientError, MalformedModelOutput):
             raise
         except Exception as exc:
             GATE_OUTCOMES.labels("runs", "fail", _error_slug(exc)).inc()

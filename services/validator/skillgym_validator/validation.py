@@ -12,7 +12,7 @@ from typing import Any
 
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.envbuild import environment_provider
-from skillgym_core.errors import TransientError
+from skillgym_core.errors import MalformedModelOutput, TransientError
 from skillgym_core.llm import LLMClient, LLMSettings
 from skillgym_core.metrics import VALIDATION_LABELS, VALIDATION_SECONDS
 from skillgym_core.sandbox import janitor
@@ -22,6 +22,7 @@ from skillgym_core.taskrun import TaskRunner
 
 from skillgym_validator.baseline import BaselineAgent
 from skillgym_validator.contrast import VERIFIER_PASSED, LabelRule, mcnemar_exact, skill_contrast
+from skillgym_validator.errors import BaselineEndpointError
 from skillgym_validator.gate import ValidityGate, error_info, failure_reason
 from skillgym_validator.settings import ValidatorSettings
 
@@ -68,7 +69,7 @@ class Validator:
 
     def validate(self, task: TaskDir, scratch: Path) -> dict[str, Any]:
         """The task's record. A crash after the gate ran fails the record and keeps the gate's
-        report; a TransientError, or an error loading the task, propagates."""
+        report; a TransientError, a model's malformed answer, or an error loading the task, propagates."""
         started = time.monotonic()
         config = task.config()
         gate = self.gate.check(task, scratch)
@@ -94,8 +95,8 @@ class Validator:
                 contrast_started = time.monotonic()
                 try:
                     self._contrast(self.client, task, scratch, record)
-                except TransientError:
-                    raise
+                except (TransientError, MalformedModelOutput, BaselineEndpointError):
+                    raise  # the endpoint's trouble, not the task's: retried, then dead-lettered
                 except Exception as exc:
                     record.update(valid=False, label=UNLABELLED, reasons=[failure_reason(exc)], error=error_info(exc))
                 contrast_seconds = time.monotonic() - contrast_started

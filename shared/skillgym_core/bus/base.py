@@ -1,12 +1,15 @@
 """The bus Protocol. Delivery is at-least-once: a consumer commits only after its handler
-finished and its outputs were published; redelivery is harmless because handlers are
-idempotent (content-derived ids)."""
+finished and its outputs were published, and after any failure it rewinds to its last commit
+so nothing polled is passed over; redelivery is harmless because handlers are idempotent
+(content-derived ids)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+TopicPartition = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -20,6 +23,27 @@ class Delivery:
     key: str | None
     value: bytes
 
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return (self.topic, self.partition)
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """One record to publish."""
+
+    topic: str
+    key: str | None
+    value: bytes
+
+
+def highest_per_partition(deliveries: Sequence[Delivery]) -> dict[TopicPartition, int]:
+    """The offset to commit per partition (the one after its last delivery) for ``deliveries``."""
+    ends: dict[TopicPartition, int] = {}
+    for delivery in deliveries:
+        ends[delivery.topic_partition] = max(ends.get(delivery.topic_partition, 0), delivery.offset + 1)
+    return ends
+
 
 @runtime_checkable
 class Subscription(Protocol):
@@ -29,6 +53,23 @@ class Subscription(Protocol):
         """Mark everything up to and including ``delivery`` in its partition as done."""
         ...
 
+    def commit_batch(self, deliveries: Sequence[Delivery]) -> None:
+        """Mark, in each partition, everything up to and including its last delivery in
+        ``deliveries`` as done, in one request."""
+        ...
+
+    def rewind(self, partitions: Collection[TopicPartition]) -> None:
+        """Move the read position of each (topic, partition) back to its last committed offset
+        (with nothing committed: to where this group started reading it), so the next poll
+        delivers again every record not yet committed there. Partitions this member no longer
+        owns are left alone: their new owner resumes at the commit."""
+        ...
+
+    def backlog(self) -> dict[TopicPartition, int]:
+        """Records waiting on each partition this member owns: appended but not yet read past
+        (between batches, when every polled record is committed or rewound: not yet committed)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -36,6 +77,13 @@ class Subscription(Protocol):
 class Bus(Protocol):
     def publish(self, topic: str, key: str | None, value: bytes) -> None:
         """Durably append one record (returns once the broker acknowledged it)."""
+        ...
+
+    def publish_many(self, records: Sequence[Outgoing]) -> None:
+        """Durably append every record, the records of one key in their order; returns once the
+        broker acknowledged all of them. On failure it raises once every record was either
+        acknowledged or failed; the caller publishes the batch again (content-derived event ids
+        make the repeats harmless)."""
         ...
 
     def subscribe(self, topics: Sequence[str], group: str, *, from_beginning: bool = True) -> Subscription: ...

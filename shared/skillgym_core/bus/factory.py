@@ -18,6 +18,9 @@ def make_bus(settings: CommonSettings) -> Bus:
         session_timeout_ms=settings.kafka_session_timeout_ms,
         heartbeat_interval_ms=settings.kafka_heartbeat_interval_ms,
         partitions=settings.kafka_topic_partitions,
+        linger_ms=settings.kafka_linger_ms,
+        batch_bytes=settings.kafka_batch_bytes,
+        compression=None if settings.kafka_compression == "none" else settings.kafka_compression,
     )
     if settings.topic_prefix:
         from skillgym_core.bus.prefixed import PrefixedBus

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypeVar
 
 from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped,unused-ignore]
@@ -18,9 +18,9 @@ from kafka.errors import (  # type: ignore[import-untyped,unused-ignore]
 )
 from kafka.structs import OffsetAndMetadata, TopicPartition  # type: ignore[import-untyped,unused-ignore]
 
-from skillgym_core.bus.base import Delivery
+from skillgym_core.bus.base import Delivery, Outgoing, highest_per_partition
 from skillgym_core.contracts.topics import DLQ_SUFFIX, dlq
-from skillgym_core.errors import TransientError
+from skillgym_core.errors import DependencyUnavailable, TransientError
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,9 @@ class KafkaBus:
         publish_timeout_s: float = 30.0,
         request_timeout_ms: int = 15000,
         max_poll_interval_ms: int = 1_800_000,
+        linger_ms: int = 5,
+        batch_bytes: int = 256 * 1024,
+        compression: str | None = None,
     ) -> None:
         """``replication_factor=-1`` lets the broker apply its ``default.replication.factor``.
         ``max_poll_interval_ms`` bounds one polled batch's handling (validation and training
@@ -69,6 +72,9 @@ class KafkaBus:
         self.publish_timeout_s = publish_timeout_s
         self.request_timeout_ms = request_timeout_ms
         self.max_poll_interval_ms = max_poll_interval_ms
+        self.linger_ms = linger_ms
+        self.batch_bytes = batch_bytes
+        self.compression = compression
         self._producer_lock = threading.Lock()
         self._admin_lock = threading.Lock()
         self._producer_client: Any = None
@@ -100,6 +106,9 @@ class KafkaBus:
                         bootstrap_timeout_ms=self.request_timeout_ms,
                         delivery_timeout_ms=int(self.publish_timeout_s * 1000),
                         max_block_ms=int(self.publish_timeout_s * 1000),
+                        linger_ms=self.linger_ms,
+                        batch_size=self.batch_bytes,
+                        compression_type=self.compression,
                     )
                 except KafkaError as exc:
                     raise self._failure("connect", exc) from exc
@@ -127,6 +136,34 @@ class KafkaBus:
         except KafkaError as exc:
             raise self._failure("publish", exc, topic=topic, key=key) from exc
 
+    def publish_many(self, records: Sequence[Outgoing]) -> None:
+        """Send every record, flush once, then check every acknowledgement: the producer batches
+        and pipelines them (idempotent, so its own retries neither duplicate nor reorder)."""
+        if not records:
+            return
+        producer = self._producer()
+        futures: list[tuple[Outgoing, Any]] = []
+        failed: list[tuple[Outgoing, BaseException]] = []
+        for record in records:
+            try:
+                futures.append((record, producer.send(record.topic, key=_encode_key(record.key), value=record.value)))
+            except KafkaError as exc:
+                failed.append((record, exc))
+                break  # later records of the same key must not overtake this one
+        try:
+            producer.flush(timeout=self.publish_timeout_s)
+        except KafkaError as exc:
+            raise self._failure("publish", exc, records=len(records)) from exc
+        for record, future in futures:
+            try:
+                future.get(timeout=0)
+            except KafkaError as exc:
+                failed.append((record, exc))
+        if failed:
+            record, first = failed[0]
+            raise self._failure("publish", first, records=len(records), failed=len(failed), topic=record.topic,
+                                key=record.key)
+
     def subscribe(self, topics: Sequence[str], group: str, *, from_beginning: bool = True) -> KafkaSubscription:
         try:
             consumer = KafkaConsumer(
@@ -144,7 +181,7 @@ class KafkaBus:
             )
         except KafkaError as exc:
             raise self._failure("subscribe", exc, topics=list(topics), group=group) from exc
-        return KafkaSubscription(consumer, group, self.bootstrap)
+        return KafkaSubscription(consumer, group, self.bootstrap, lookup_timeout_ms=min(self.request_timeout_ms, 5000))
 
     def ensure_topics(self, topics: Sequence[str]) -> None:
         """Create every missing topic and its ``.dlq``; topics that exist are left as they are."""
@@ -232,22 +269,38 @@ class KafkaBus:
 
 
 class KafkaSubscription:
-    """One consumer in ``group``. Not thread-safe: poll and commit from one thread."""
+    """One consumer in ``group``. Not thread-safe: poll, commit, rewind and backlog from one thread."""
 
-    def __init__(self, consumer: Any, group: str, bootstrap: str) -> None:
+    def __init__(self, consumer: Any, group: str, bootstrap: str, *, lookup_timeout_ms: int = 5000) -> None:
         self._consumer = consumer
         self.group = group
         self.bootstrap = bootstrap
+        self.lookup_timeout_ms = lookup_timeout_ms
+        # Where each owned partition resumes when the broker cannot say (it is down): the offset
+        # after this member's last commit there, else the first offset it was handed.
+        self._resume_at: dict[TopicPartition, int] = {}
+
+    def _unavailable(self, action: str, exc: BaseException, **details: Any) -> DependencyUnavailable:
+        return DependencyUnavailable(
+            f"kafka {action} failed at {self.bootstrap}: {type(exc).__name__}: {exc}",
+            dependency="broker",
+            action=action,
+            bootstrap=self.bootstrap,
+            group=self.group,
+            **details,
+        )
 
     def poll(self, timeout_s: float = 1.0, max_records: int = 100) -> list[Delivery]:
         try:
             batches = self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=max_records)
+            owned = self._consumer.assignment()
         except KafkaError as exc:
-            raise TransientError(
-                f"kafka poll failed at {self.bootstrap}: {type(exc).__name__}: {exc}",
-                bootstrap=self.bootstrap,
-                group=self.group,
-            ) from exc
+            raise self._unavailable("poll", exc) from exc
+        for tp in set(self._resume_at) - set(owned):
+            del self._resume_at[tp]
+        for tp, records in batches.items():
+            if records:
+                self._resume_at.setdefault(tp, records[0].offset)
         return [
             Delivery(
                 topic=record.topic,
@@ -261,25 +314,65 @@ class KafkaSubscription:
         ]
 
     def commit(self, delivery: Delivery) -> None:
-        partition = TopicPartition(delivery.topic, delivery.partition)
+        self.commit_batch([delivery])
+
+    def commit_batch(self, deliveries: Sequence[Delivery]) -> None:
+        ends = {TopicPartition(topic, number): end for (topic, number), end in highest_per_partition(deliveries).items()}
+        if not ends:
+            return
         try:
-            self._consumer.commit({partition: OffsetAndMetadata(delivery.offset + 1, "", -1)})
+            self._consumer.commit({tp: OffsetAndMetadata(end, "", -1) for tp, end in ends.items()})
         except CommitFailedError as exc:
-            # The partition moved to another member in a rebalance; that member re-reads the
-            # record and the worker's done-marker answers it without running the handler again.
+            # The partitions moved to another member in a rebalance; that member re-reads the
+            # records and the worker's done-markers answer them without running the handler again.
             log.warning(
                 "commit lost to a rebalance",
-                extra={"group": self.group, "topic": delivery.topic, "offset": delivery.offset, "error": str(exc)},
+                extra={"group": self.group, "offsets": {str(tp): end for tp, end in ends.items()}, "error": str(exc)},
             )
+            return
         except KafkaError as exc:
-            raise TransientError(
-                f"kafka commit failed at {self.bootstrap}: {type(exc).__name__}: {exc}",
-                bootstrap=self.bootstrap,
-                group=self.group,
-                topic=delivery.topic,
-                partition=delivery.partition,
-                offset=delivery.offset,
-            ) from exc
+            raise self._unavailable("commit", exc, offsets={f"{tp.topic}/{tp.partition}": end for tp, end in ends.items()}) from exc
+        self._resume_at.update(ends)
+
+    def rewind(self, partitions: Collection[tuple[str, int]]) -> None:
+        try:
+            owned = self._consumer.assignment()
+            ask_broker = True
+            for topic, number in partitions:
+                partition = TopicPartition(topic, number)
+                if partition not in owned:
+                    continue
+                committed: int | None = None
+                if ask_broker:
+                    try:
+                        committed = self._consumer.committed(partition, timeout_ms=self.lookup_timeout_ms)
+                    except KafkaError as exc:
+                        log.warning(
+                            "committed offsets unknown; rewinding to this member's own record of them",
+                            extra={"group": self.group, "error": f"{type(exc).__name__}: {exc}"},
+                        )
+                        ask_broker = False
+                # Nothing committed yet: back to the first offset this member was handed, which
+                # is where auto_offset_reset put it. Nothing handed out: nothing to go back over.
+                offset = committed if committed is not None else self._resume_at.get(partition)
+                if offset is not None:
+                    self._consumer.seek(partition, offset)
+        except KafkaError as exc:
+            raise self._unavailable("rewind", exc, partitions=sorted(partitions)) from exc
+
+    def backlog(self) -> dict[tuple[str, int], int]:
+        waiting: dict[tuple[str, int], int] = {}
+        try:
+            for partition in self._consumer.assignment():
+                high = self._consumer.highwater(partition)
+                if high is None:  # nothing fetched from it yet
+                    continue
+                position = self._consumer.position(partition, timeout_ms=self.lookup_timeout_ms)
+                if position is not None:
+                    waiting[(partition.topic, partition.partition)] = max(0, high - position)
+        except KafkaError as exc:
+            raise self._unavailable("backlog", exc) from exc
+        return waiting
 
     def assignment(self) -> set[tuple[str, int]]:
         """The (topic, partition) pairs this member currently owns."""

@@ -1,13 +1,14 @@
-"""An in-process bus with Kafka's semantics: per-topic logs, consumer groups with committed
-offsets, redelivery of uncommitted records to the next subscription of the group."""
+"""An in-process bus with Kafka's semantics: per-topic logs (one partition each), consumer
+groups with committed offsets, redelivery of uncommitted records to the next subscription of
+the group or after a rewind."""
 
 from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from skillgym_core.bus.base import Delivery
+from skillgym_core.bus.base import Delivery, Outgoing, TopicPartition, highest_per_partition
 
 
 class MemoryBus:
@@ -21,6 +22,10 @@ class MemoryBus:
             log = self._logs[topic]
             log.append(Delivery(topic=topic, partition=0, offset=len(log), key=key, value=value))
             self._lock.notify_all()
+
+    def publish_many(self, records: Sequence[Outgoing]) -> None:
+        for record in records:
+            self.publish(record.topic, record.key, record.value)
 
     def subscribe(self, topics: Sequence[str], group: str, *, from_beginning: bool = True) -> MemorySubscription:
         with self._lock:
@@ -41,6 +46,11 @@ class MemoryBus:
     def pending(self, group: str, topics: Sequence[str]) -> int:
         with self._lock:
             return sum(len(self._logs[t]) - self._committed.get((group, t), 0) for t in topics)
+
+    def lag(self, group: str, topics: Sequence[str]) -> dict[str, int]:
+        """Records per topic that ``group`` has not committed yet."""
+        with self._lock:
+            return {t: len(self._logs[t]) - self._committed.get((group, t), 0) for t in topics}
 
     def close(self) -> None:
         pass
@@ -74,9 +84,23 @@ class MemorySubscription:
         return batch
 
     def commit(self, delivery: Delivery) -> None:
+        self.commit_batch([delivery])
+
+    def commit_batch(self, deliveries: Sequence[Delivery]) -> None:
         with self._bus._lock:
-            key = (self._group, delivery.topic)
-            self._bus._committed[key] = max(self._bus._committed.get(key, 0), delivery.offset + 1)
+            for (topic, _), end in highest_per_partition(deliveries).items():
+                key = (self._group, topic)
+                self._bus._committed[key] = max(self._bus._committed.get(key, 0), end)
+
+    def rewind(self, partitions: Collection[TopicPartition]) -> None:
+        with self._bus._lock:
+            for topic, _ in partitions:
+                if topic in self._position:
+                    self._position[topic] = self._bus._committed.get((self._group, topic), 0)
+
+    def backlog(self) -> dict[TopicPartition, int]:
+        with self._bus._lock:
+            return {(t, 0): len(self._bus._logs[t]) - self._position[t] for t in self._topics}
 
     def close(self) -> None:
         pass

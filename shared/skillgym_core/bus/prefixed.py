@@ -3,10 +3,10 @@ the services (deliveries come back with the plain topic name)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from skillgym_core.bus.base import Bus, Delivery, Subscription
+from skillgym_core.bus.base import Bus, Delivery, Outgoing, Subscription, TopicPartition
 
 
 class PrefixedSubscription:
@@ -23,6 +23,18 @@ class PrefixedSubscription:
     def commit(self, delivery: Delivery) -> None:
         self._inner.commit(replace(delivery, topic=self._prefix + delivery.topic))
 
+    def commit_batch(self, deliveries: Sequence[Delivery]) -> None:
+        self._inner.commit_batch([replace(d, topic=self._prefix + d.topic) for d in deliveries])
+
+    def rewind(self, partitions: Collection[TopicPartition]) -> None:
+        self._inner.rewind([(self._prefix + topic, partition) for topic, partition in partitions])
+
+    def backlog(self) -> dict[TopicPartition, int]:
+        return {
+            (topic.removeprefix(self._prefix), partition): waiting
+            for (topic, partition), waiting in self._inner.backlog().items()
+        }
+
     def close(self) -> None:
         self._inner.close()
 
@@ -34,6 +46,9 @@ class PrefixedBus:
 
     def publish(self, topic: str, key: str | None, value: bytes) -> None:
         self.inner.publish(self.prefix + topic, key, value)
+
+    def publish_many(self, records: Sequence[Outgoing]) -> None:
+        self.inner.publish_many([replace(r, topic=self.prefix + r.topic) for r in records])
 
     def subscribe(self, topics: Sequence[str], group: str, *, from_beginning: bool = True) -> Subscription:
         inner = self.inner.subscribe([self.prefix + t for t in topics], self.prefix + group, from_beginning=from_beginning)

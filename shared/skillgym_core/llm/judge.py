@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillgym_core.errors import ContractError, TransientError
+from skillgym_core.errors import ContractError, MalformedModelOutput
 from skillgym_core.llm.client import LLMClient
 
 WEIGHT_TOLERANCE = 1e-6
@@ -63,9 +63,9 @@ class RubricJudge:
             verdict = json.loads(text[text.find("{") : text.rfind("}") + 1])
             value = float(verdict["score"])
         except (ValueError, KeyError, TypeError) as exc:
-            raise TransientError("judge gave no numeric score", reason="judge_malformed", text=text[:200]) from exc
+            raise MalformedModelOutput("judge gave no numeric score", reason="judge_malformed", text=text[:200]) from exc
         if not 0.0 <= value <= 1.0 or math.isnan(value):
-            raise TransientError(f"judge score {value} is outside [0, 1]", reason="judge_malformed")
+            raise MalformedModelOutput(f"judge score {value} is outside [0, 1]", reason="judge_malformed")
         return value, str(verdict.get("reason", ""))
 
     def judge(self, items: Sequence[RubricItem], instruction: str, outputs: Mapping[str, str]) -> dict[str, float]:

@@ -15,13 +15,17 @@ from minio import Minio
 from minio.error import MinioException, S3Error
 from urllib3.util import Retry, Timeout
 
-from skillgym_core.errors import ArtifactNotFound, StoreError
+from skillgym_core.errors import ArtifactNotFound, StoreError, StoreUnavailable
 
 T = TypeVar("T")
 
 NOT_FOUND_CODES = frozenset({"NoSuchKey", "NoSuchObject"})
 ACCESS_DENIED_CODES = frozenset(
     {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken"}
+)
+# answers of a server that is overloaded, restarting or briefly unable to serve: worth waiting out
+UNAVAILABLE_CODES = frozenset(
+    {"SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout", "XMinioServerNotInitialized"}
 )
 
 
@@ -84,6 +88,10 @@ class S3Store:
         except S3Error as exc:
             if exc.code in NOT_FOUND_CODES:
                 raise ArtifactNotFound(f"no artifact at {key} in {self.describe()}", **where) from exc
+            if exc.code in UNAVAILABLE_CODES:
+                raise StoreUnavailable(
+                    f"S3 {action} failed at {self.describe()}: {exc.code}: {exc.message}", code=exc.code, **where
+                ) from exc
             reason = "access_denied" if exc.code in ACCESS_DENIED_CODES else "store"
             raise StoreError(
                 f"S3 {action} failed at {self.describe()}: {exc.code}: {exc.message}",
@@ -94,10 +102,8 @@ class S3Store:
         except ValueError as exc:  # the SDK validates names (bucket, key) before any request
             raise StoreError(f"S3 {action} refused at {self.describe()}: {exc}", reason="invalid", **where) from exc
         except (MinioException, urllib3.exceptions.HTTPError, OSError) as exc:
-            raise StoreError(
-                f"S3 {action} failed at {self.describe()}: {type(exc).__name__}: {exc}",
-                reason="unreachable",
-                **where,
+            raise StoreUnavailable(
+                f"S3 {action} failed at {self.describe()}: {type(exc).__name__}: {exc}", **where
             ) from exc
 
     @staticmethod

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
+from kafka.errors import KafkaTimeoutError  # type: ignore[import-untyped,unused-ignore]
 from skillgym_core.bus.base import Bus, Delivery, Subscription
 from skillgym_core.bus.kafka import KafkaBus, KafkaSubscription, with_dlqs
 from skillgym_core.errors import TransientError
@@ -162,6 +163,70 @@ def test_from_latest_skips_earlier_records(make_bus: BusFactory, fresh_group: st
     poll_quietly(sub, 2.0)  # join the group and fix the starting position
     bus.publish(topic, None, b"new")
     assert [d.value for d in poll_until(sub, 1)] == [b"new"]
+    sub.close()
+
+
+@pytest.mark.integration
+def test_rewind_redelivers_everything_after_the_last_commit(make_bus: BusFactory, fresh_group: str) -> None:
+    bus = make_bus(partitions=2)
+    topic = new_topic()
+    bus.ensure_topics([topic])
+    for i in range(6):
+        bus.publish(topic, "k", f"m{i}".encode())
+    bus.publish(topic, "other-key", b"elsewhere")
+    sub = bus.subscribe([topic], fresh_group)
+    got = poll_until(sub, 7)
+    partition = next(d.partition for d in got if d.key == "k")
+    sub.commit(next(d for d in got if d.value == b"m1"))
+    assert poll_quietly(sub, 1.0) == []
+    assert sub.backlog()[(topic, partition)] == 0
+
+    sub.rewind([(topic, partition)])
+
+    assert sub.backlog()[(topic, partition)] == 4
+    again = poll_until(sub, 4)
+    assert [d.value for d in again] == [b"m2", b"m3", b"m4", b"m5"]
+    assert poll_quietly(sub, 1.0) == []  # the other partition was not rewound
+    sub.close()
+
+
+@pytest.mark.integration
+def test_rewind_with_nothing_committed_respects_where_the_group_started(make_bus: BusFactory, fresh_group: str) -> None:
+    bus = make_bus(partitions=1)
+    topic = new_topic()
+    bus.ensure_topics([topic])
+    bus.publish(topic, None, b"old")
+    sub = bus.subscribe([topic], fresh_group, from_beginning=False)
+    poll_quietly(sub, 2.0)
+    bus.publish(topic, None, b"new-1")
+    bus.publish(topic, None, b"new-2")
+    assert [d.value for d in poll_until(sub, 2)] == [b"new-1", b"new-2"]
+
+    sub.rewind([(topic, 0), ("not-assigned", 0)])
+
+    assert [d.value for d in poll_until(sub, 2)] == [b"new-1", b"new-2"]
+    sub.close()
+
+
+@pytest.mark.integration
+def test_rewind_without_the_broker_uses_this_members_own_commits(make_bus: BusFactory, fresh_group: str) -> None:
+    bus = make_bus(partitions=1)
+    topic = new_topic()
+    bus.ensure_topics([topic])
+    for i in range(3):
+        bus.publish(topic, None, f"m{i}".encode())
+    sub = bus.subscribe([topic], fresh_group)
+    assert isinstance(sub, KafkaSubscription)
+    got = poll_until(sub, 3)
+    sub.commit(got[0])
+
+    def unreachable(*args: object, **kwargs: object) -> None:
+        raise KafkaTimeoutError("coordinator not available")
+
+    sub._consumer.committed = unreachable
+    sub.rewind([(topic, 0)])
+
+    assert [d.value for d in poll_until(sub, 2)] == [b"m1", b"m2"]
     sub.close()
 
 

@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from skillgym_core.bus.base import Delivery
 from skillgym_core.bus.kafka import KafkaBus
 from skillgym_core.contracts import topics
-from skillgym_core.contracts.events import Envelope
+from skillgym_core.contracts.events import Envelope, Payload
 from skillgym_core.service import Worker
 from skillgym_core.store.base import Store
 from skillgym_core.store.local import LocalStore
 from skillgym_core.store.s3 import S3Store
 
 from tests.core.test_worker import PackageBuilder, publish, skill_event
-from tests.support.services import KafkaServer, S3Server
+from tests.support.services import KafkaServer, S3Server, start_s3
 
 pytestmark = pytest.mark.integration
 
@@ -81,7 +83,7 @@ def test_poison_and_exhausted_events_go_to_the_dlq_over_kafka(bus: KafkaBus, tmp
     assert records[poison_key]["error"]["reason"] == "poison"
     assert base64.b64decode(records[poison_key]["value_b64"]) == b"{not json"
     assert records[failing.key]["attempts"] == 2
-    assert records[failing.key]["error"]["reason"] == "transient"
+    assert records[failing.key]["error"]["reason"] == "sandbox"
     assert Envelope.from_bytes(base64.b64decode(records[failing.key]["value_b64"])) == failing
     assert len(service.call_times) == 2
 
@@ -120,3 +122,94 @@ def test_a_duplicate_event_is_handled_once_over_kafka_and_s3(bus: KafkaBus, s3_s
     second.close()
     assert second.stats.consumed == 0
     assert len(service.call_times) == 1
+
+
+class SlowBuilder(PackageBuilder):
+    """Takes a moment per event, so that an outage lands in the middle of the stream."""
+
+    def handle(self, event: Envelope) -> Sequence[Payload]:
+        time.sleep(0.1)
+        return super().handle(event)
+
+
+def read_all(bus: KafkaBus, topic: str, predicate: Callable[[Delivery], bool], quiet_s: float = 5.0) -> list[Delivery]:
+    """Every matching record on ``topic``, read until nothing new came for ``quiet_s``."""
+    sub = bus.subscribe([topic], f"reader-{uuid.uuid4().hex[:8]}")
+    found: list[Delivery] = []
+    last_new = time.monotonic()
+    try:
+        while time.monotonic() - last_new < quiet_s:
+            batch = sub.poll(timeout_s=0.5)
+            if batch:
+                last_new = time.monotonic()
+            found.extend(d for d in batch if predicate(d))
+    finally:
+        sub.close()
+    return found
+
+
+def test_an_object_store_outage_mid_stream_loses_and_duplicates_nothing(
+    bus: KafkaBus, tmp_path: Path, fresh_group: str
+) -> None:
+    """MinIO is stopped for 10 s while 30 events flow, then started again on the same port and
+    data: every event is handled, none is dead-lettered, and each output is published once."""
+    s3 = start_s3(tmp_path / "s3")
+    try:
+        store = S3Store(
+            endpoint=s3.endpoint, access_key=s3.access_key, secret_key=s3.secret_key, bucket="outage", connect_timeout_s=1
+        )
+        topic = input_topic(bus)
+        service = SlowBuilder(store, consumes=(topic,))
+        stop = threading.Event()
+        worker = Worker(
+            service, bus, store, group=fresh_group, backoff_s=0.2, backoff_max_s=1.0, max_attempts=2, pause=stop.wait
+        )
+        run = uuid.uuid4().hex[:8]
+        events = [skill_event(f"skill-{run}-{i:02d}") for i in range(30)]
+        for event in events:
+            publish(bus, event, topic)
+        escaped: list[BaseException] = []
+
+        def consume() -> None:
+            try:
+                while not stop.is_set():
+                    worker.run_once(timeout_s=0.5, max_records=10)
+            except BaseException as exc:
+                escaped.append(exc)
+
+        consumer = threading.Thread(target=consume, daemon=True)
+        consumer.start()
+        deadline = time.monotonic() + 60
+        while worker.stats.consumed < 8:
+            assert time.monotonic() < deadline and consumer.is_alive(), f"no progress: {worker.stats}"
+            time.sleep(0.05)
+        s3.stop()
+        outage_began = worker.stats.consumed
+        time.sleep(10)
+        assert worker.stats.consumed < 30, "the outage must hit the stream"
+        assert worker.health.down() == ["store"]
+        s3.restart()
+
+        deadline = time.monotonic() + 90
+        while worker.stats.consumed < 30:
+            assert time.monotonic() < deadline and consumer.is_alive(), f"did not recover: {worker.stats}"
+            time.sleep(0.2)
+        stop.set()
+        consumer.join(30)
+        worker.close()
+        assert escaped == []
+
+        expected = {f"task-{event.key}" for event in events}
+        outputs = read_all(bus, topics.ENV_BUILT, lambda d: d.key in expected)
+        per_task = Counter(d.key for d in outputs)
+        assert set(per_task) == expected, f"lost: {sorted(expected - set(per_task))}"
+        assert [key for key, count in per_task.items() if count > 1] == []
+        assert read_all(bus, topics.dlq(topic), lambda d: True, quiet_s=2) == []
+        assert bus.lag(fresh_group, [topic]) == {topic: 0}
+        assert worker.stats.dead_lettered == 0
+        assert worker.stats.interruptions > 0
+        assert outage_began < 30
+        assert len(list(store.list(f"state/{service.name}/done/"))) == 30
+        assert worker.health.down() == []
+    finally:
+        s3.stop()

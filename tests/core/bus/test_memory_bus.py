@@ -114,3 +114,40 @@ def test_poll_times_out_empty() -> None:
     started = time.monotonic()
     assert MemoryBus().subscribe(["t"], "g").poll(timeout_s=0.2) == []
     assert time.monotonic() - started >= 0.15
+
+
+def test_rewind_goes_back_to_the_last_commit() -> None:
+    bus = MemoryBus()
+    for i in range(5):
+        bus.publish("t", None, bytes([i]))
+    sub = bus.subscribe(["t"], "g")
+    batch = sub.poll(timeout_s=0)
+    sub.commit(batch[1])
+
+    sub.rewind([("t", 0)])
+
+    assert _values(sub.poll(timeout_s=0)) == [bytes([2]), bytes([3]), bytes([4])]
+
+
+def test_rewind_with_nothing_committed_goes_back_to_where_the_group_started() -> None:
+    bus = MemoryBus()
+    bus.publish("t", None, b"old")
+    sub = bus.subscribe(["t"], "g", from_beginning=False)
+    bus.publish("t", None, b"new")
+    assert _values(sub.poll(timeout_s=0)) == [b"new"]
+
+    sub.rewind([("t", 0), ("not-subscribed", 0)])
+
+    assert _values(sub.poll(timeout_s=0)) == [b"new"]
+
+
+def test_backlog_and_lag_count_what_is_not_read_or_not_committed() -> None:
+    bus = MemoryBus()
+    for i in range(3):
+        bus.publish("a", None, bytes([i]))
+    sub = bus.subscribe(["a", "b"], "g")
+    assert sub.backlog() == {("a", 0): 3, ("b", 0): 0}
+    batch = sub.poll(timeout_s=0, max_records=2)
+    sub.commit(batch[0])
+    assert sub.backlog() == {("a", 0): 1, ("b", 0): 0}
+    assert bus.lag("g", ["a", "b"]) == {"a": 2, "b": 0}

@@ -8,7 +8,7 @@ import time
 import uuid
 
 import pytest
-from skillgym_core.errors import ArtifactNotFound, StoreError
+from skillgym_core.errors import ArtifactNotFound, StoreError, StoreUnavailable
 from skillgym_core.settings import CommonSettings
 from skillgym_core.store.base import Store, get_json, put_json
 from skillgym_core.store.factory import make_store
@@ -32,6 +32,7 @@ def test_unreachable_endpoint_is_a_typed_error() -> None:
     with pytest.raises(StoreError) as caught:
         S3Store(endpoint=endpoint, access_key="ak", secret_key="sk-not-shown", bucket="skillgym", connect_timeout_s=1)
     assert caught.value.reason == "unreachable"
+    assert isinstance(caught.value, StoreUnavailable)  # transient: workers wait it out
     assert caught.value.details["endpoint"] == endpoint
     assert endpoint in str(caught.value)
     assert "sk-not-shown" not in str(caught.value.to_dict())

@@ -85,11 +85,15 @@ class LLMTaskAuthor:
                                               diagnosis=diagnosis)},
         ]
         checks: list[dict[str, Any]] = []
+        seeded = previous is not None or (seed is not None and seed.for_this_skill)
         for turn in range(1, self.max_turns + 1):
             response = self.client.chat(messages, tools=TOOLS)
             messages.append(response.assistant_message())
             if not response.tool_calls:
-                return self._collect(draft, blueprint, turn, checks)
+                if turn == 1:
+                    raise BuildError(f"builder agent answered without calling a tool: {response.content[:200]!r}",
+                                     reason="agent_no_tool_calls")
+                return self._submit(draft, blueprint, turn, checks, seeded=seeded)
             for call in response.tool_calls:
                 if call.name == "skip":
                     raise UnsuitableSkillError(
@@ -98,7 +102,7 @@ class LLMTaskAuthor:
                 if call.name == "finish":
                     failed = self._finish_check(card, spec, draft, blueprint, checks)
                     if failed is None:
-                        return self._collect(draft, blueprint, turn, checks)
+                        return self._submit(draft, blueprint, turn, checks, seeded=seeded)
                     content = failed
                 elif call.name == "validate":
                     content = self._validate(card, spec, draft, blueprint, checks)
@@ -149,6 +153,15 @@ class LLMTaskAuthor:
         except (KeyError, BuildError) as exc:
             return f"error: {exc}"
         return f"error: unknown tool {name!r}"
+
+    def _submit(self, draft: Draft, base: Blueprint, turns: int, checks: list[dict[str, Any]], *,
+                seeded: bool) -> AuthoredTask:
+        """The finished draft; a draft that is still the family's (or the previous revision's)
+        files untouched was not built by the agent, so it is no LLM build."""
+        if seeded and draft.changes == 0:
+            raise BuildError("builder agent finished without changing the task it started from",
+                             reason="agent_no_changes")
+        return self._collect(draft, base, turns, checks)
 
     def _collect(self, draft: Draft, base: Blueprint, turns: int, checks: list[dict[str, Any]]) -> AuthoredTask:
         missing = [rel for rel in ("instruction.md", "tests/test.sh", "solution/solve.sh") if not (draft.root / rel).is_file()]

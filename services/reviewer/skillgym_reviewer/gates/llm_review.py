@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from skillgym_core.contracts.task import TaskDir
-from skillgym_core.errors import TransientError
+from skillgym_core.errors import MalformedModelOutput
 from skillgym_core.llm import LLMClient
 
 from skillgym_reviewer.gates.validity import Evidence
@@ -39,13 +39,13 @@ def _files(task: TaskDir, part: str) -> dict[str, str]:
 def parse_verdict(text: str) -> dict[str, Any]:
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end < start:
-        raise TransientError("reviewer model gave no JSON verdict", reason="llm_review_malformed", text=text[:300])
+        raise MalformedModelOutput("reviewer model gave no JSON verdict", reason="llm_review_malformed", text=text[:300])
     try:
         verdict = json.loads(text[start : end + 1])
     except json.JSONDecodeError as exc:
-        raise TransientError("reviewer model's verdict is not JSON", reason="llm_review_malformed") from exc
+        raise MalformedModelOutput("reviewer model's verdict is not JSON", reason="llm_review_malformed") from exc
     if not isinstance(verdict, dict) or verdict.get("verdict") not in ("approve", "reject"):
-        raise TransientError("reviewer model's verdict lacks approve/reject", reason="llm_review_malformed")
+        raise MalformedModelOutput("reviewer model's verdict lacks approve/reject", reason="llm_review_malformed")
     return verdict
 
 

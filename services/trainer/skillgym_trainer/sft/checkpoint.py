@@ -107,3 +107,34 @@ def prune(root: Path, keep: int) -> None:
     steps = sorted((int(m.group(1)), p) for p in root.glob("step-*") if (m := _STEP_DIR.match(p.name)))
     for _, path in steps[:-keep] if keep > 0 else []:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def mirror_checkpoint(store: Store, directory: Path, root_prefix: str) -> str:
+    """Copy the step directory ``directory`` to ``<root_prefix>/<step-N>/`` and drop the older
+    steps mirrored there. Its state file goes last: a mirrored step counts only once complete,
+    so a crash in the middle of a copy leaves the previous step the one to resume from."""
+    prefix = f"{root_prefix.rstrip('/')}/{directory.name}"
+    files = sorted(path for path in directory.rglob("*") if path.is_file())
+    for path in sorted(files, key=lambda path: path.relative_to(directory).as_posix() == STATE_FILE):
+        store.put_bytes(f"{prefix}/{path.relative_to(directory).as_posix()}", path.read_bytes())
+    for key in list(store.list(root_prefix.rstrip("/") + "/")):
+        if not key.startswith(prefix + "/"):
+            store.delete(key)
+    return prefix
+
+
+def download_latest_checkpoint(store: Store, root_prefix: str, local_root: Path) -> int | None:
+    """Fetch the newest complete step mirrored under ``root_prefix`` into ``local_root/step-N``;
+    its step, or None when there is none."""
+    root = root_prefix.rstrip("/") + "/"
+    steps = []
+    for key in store.list(root):
+        step_dir, _, name = key[len(root) :].partition("/")
+        match = _STEP_DIR.match(step_dir)
+        if match and name == STATE_FILE:
+            steps.append((int(match.group(1)), step_dir))
+    if not steps:
+        return None
+    step, step_dir = max(steps)
+    download_prefix(store, root + step_dir, local_root / step_dir)
+    return step
