@@ -18,6 +18,7 @@ from skillgym_core.contracts.topics import ALL_TOPICS, TRAINING_COMPLETED, dlq
 from skillgym_core.errors import SkillGymError
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.service import Worker
+from skillgym_core.settings import CommonSettings
 from skillgym_core.store.local import LocalStore
 
 from skillgym.local_model import local_endpoint
@@ -100,12 +101,13 @@ def run_pipeline(
             event = Envelope.wrap(payload, producer="ingest", correlation_id=out_dir.name)
             bus.publish(event.type, event.key, event.to_bytes())
         services = {name: create_service(name, ctx) for name in PIPELINE_ORDER}
-        workers = [Worker(services[name], bus, store, backoff_s=0.05, transient_patience_s=TRANSIENT_PATIENCE_S)
-                   for name in PIPELINE_ORDER]
+        concurrency = CommonSettings().worker_concurrency
+        workers = [Worker(services[name], bus, store, backoff_s=0.05, transient_patience_s=TRANSIENT_PATIENCE_S,
+                          concurrency=concurrency) for name in PIPELINE_ORDER]
         while True:
             moved = 0
             for worker in workers:
-                count = worker.run_once(timeout_s=0, max_records=1)
+                count = worker.run_once(timeout_s=0, max_records=worker.concurrency)
                 moved += count
                 if count:
                     notify(worker.service.name, _counts(bus))

@@ -23,7 +23,8 @@ from skillgym_core.bus.base import Bus
 from skillgym_core.bus.factory import make_bus
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.topics import ALL_TOPICS, dlq
-from skillgym_core.failures import backoff_delay
+from skillgym_core.errors import TransientError
+from skillgym_core.failures import backoff_delay, describe
 from skillgym_core.health import BROKER, STORE, DependencyHealth, ProgressTracker
 from skillgym_core.sandbox.factory import make_sandbox
 from skillgym_core.service import Service, Worker
@@ -68,6 +69,7 @@ class ServiceRunner:
             max_attempts=settings.max_attempts,
             backoff_s=settings.retry_backoff_s,
             backoff_max_s=settings.retry_backoff_max_s,
+            concurrency=settings.worker_concurrency,
             health=self.health,
             progress=self.progress,
             pause=self.stop.wait,
@@ -215,9 +217,29 @@ def runner_from_settings(name: str, settings: ServeSettings) -> ServiceRunner:
     return ServiceRunner(create_service(name, ctx), bus, store, settings)
 
 
+def runner_once_reachable(
+    name: str, settings: ServeSettings, pause: Callable[[float], object] = time.sleep
+) -> ServiceRunner:
+    """:func:`runner_from_settings` once the store and the broker answer. A dependency that is
+    down at start is waited out like one that goes down later: exiting instead would add the
+    orchestrator's crash back-off to the outage. Permanent failures (bad credentials) still raise."""
+    failures = 0
+    while True:
+        try:
+            return runner_from_settings(name, settings)
+        except TransientError as exc:
+            failures += 1
+            delay = backoff_delay(settings.retry_backoff_s, settings.retry_backoff_max_s, failures)
+            log.warning(
+                "a dependency is unreachable at start; trying again",
+                extra={"service": name, "retry_in_s": delay, "error": describe(exc)},
+            )
+            pause(delay)
+
+
 def serve(name: str, settings: ServeSettings | None = None) -> None:
     settings = settings or ServeSettings()
-    runner = runner_from_settings(name, settings)
+    runner = runner_once_reachable(name, settings)
     runner.thread.start()
     app = build_app(runner)
     try:

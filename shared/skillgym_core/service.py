@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -29,6 +30,7 @@ from skillgym_core.contracts.topics import dlq
 from skillgym_core.errors import PoisonEventError, SkillGymError, TransientError
 from skillgym_core.failures import FailureKind, ProcessingInterrupted, backoff_delay, classify, dependency_of, describe
 from skillgym_core.health import BROKER, STORE, DependencyHealth, ProgressTracker
+from skillgym_core.lanes import committable, run_lanes
 from skillgym_core.store.base import Store, put_json
 
 log = logging.getLogger(__name__)
@@ -54,6 +56,12 @@ class WorkerStats:
     dead_lettered: int = 0
     interruptions: int = 0
     failures: list[dict[str, object]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def count(self, name: str, by: int = 1) -> None:
+        """Add to a counter; records of one batch may be handled on several threads."""
+        with self._lock:
+            setattr(self, name, getattr(self, name) + by)
 
 
 class Worker:
@@ -72,12 +80,15 @@ class Worker:
         pause: Callable[[float], object] = time.sleep,
         transient_patience_s: float | None = None,
         commit_interval_s: float = 1.0,
+        concurrency: int = 1,
     ) -> None:
         """``pause`` waits between retries (a stop event's ``wait`` makes the waits interruptible).
         ``transient_patience_s`` bounds how long a handler's transient failure is waited out for
         one record before it is dead-lettered (None: for as long as it lasts, as a long-running
         service should; a one-shot run must end). Handled records are committed together at the
-        end of their batch, or once ``commit_interval_s`` passed since the last commit."""
+        end of their batch, or once ``commit_interval_s`` passed since the last commit. A service
+        marked ``concurrent`` has the records of one batch handled on up to ``concurrency``
+        threads, one lane per key (see :mod:`skillgym_core.lanes`)."""
         self.service = service
         self.bus = bus
         self.store = store
@@ -96,6 +107,7 @@ class Worker:
         self._failed_attempts: dict[RecordId, tuple[int, BaseException]] = {}
         self.transient_patience_s = transient_patience_s
         self.commit_interval_s = commit_interval_s
+        self.concurrency = concurrency if getattr(service, "concurrent", False) else 1
         self._last_commit = time.monotonic()
         self._transient_since: dict[RecordId, float] = {}
         for topic in service.consumes:
@@ -126,6 +138,8 @@ class Worker:
             self._back_off(interrupted)
             return 0
         self.progress.polled(Counter(d.topic_partition for d in batch))
+        if self.concurrency > 1 and len(batch) > 1:
+            return self._run_lanes(batch)
         handled: list[Delivery] = []  # processed, their commit still to come
         committed = 0
         try:
@@ -145,6 +159,27 @@ class Worker:
             if not isinstance(exc, ProcessingInterrupted):
                 raise
             self._back_off(exc)
+        return len(batch)
+
+    def _run_lanes(self, batch: list[Delivery]) -> int:
+        done, failures = run_lanes(batch, self.process, self.concurrency)
+        ready, blocked = committable(batch, done)
+        try:
+            self._commit(ready)
+        except ProcessingInterrupted as commit_failed:
+            failures.insert(0, commit_failed)
+            blocked.update(d.topic_partition for d in ready)
+        if not failures:
+            return len(batch)
+        self._unsettled.update(blocked)
+        with suppress(ProcessingInterrupted):  # a failed rewind is retried before the next poll
+            self._rewind_unsettled()
+        unexpected = [exc for exc in failures if not isinstance(exc, ProcessingInterrupted)]
+        if unexpected:
+            raise unexpected[0]
+        first = failures[0]
+        assert isinstance(first, ProcessingInterrupted)
+        self._back_off(first)
         return len(batch)
 
     def _commit(self, handled: list[Delivery]) -> int:
@@ -188,12 +223,12 @@ class Worker:
         outputs = self._recorded_outputs(done_key, marker) if marker is not None else None
         if outputs is not None:
             metrics.EVENTS_SKIPPED.labels(name, topic).inc()
-            self.stats.duplicates += 1
+            self.stats.count("duplicates")
         else:
             payloads = self._handle(delivery, event)
             if payloads is None:
                 metrics.EVENTS_CONSUMED.labels(name, topic).inc()
-                self.stats.consumed += 1
+                self.stats.count("consumed")
                 return
             outputs = [
                 Envelope.wrap(payload, producer=name, correlation_id=event.correlation_id) for payload in payloads
@@ -203,7 +238,7 @@ class Worker:
             self._step(STORE, "write done-marker", lambda: put_json(self.store, done_key, recorded), delivery)
         self._step(BROKER, "publish", lambda: self._publish(outputs), delivery)
         metrics.EVENTS_CONSUMED.labels(name, topic).inc()
-        self.stats.consumed += 1
+        self.stats.count("consumed")
 
     def _read_marker(self, done_key: str) -> bytes | None:
         return self.store.get_bytes(done_key) if self.store.exists(done_key) else None
@@ -248,7 +283,7 @@ class Worker:
         self.bus.publish_many([Outgoing(out.type, out.key, out.to_bytes()) for out in outputs])
         for out in outputs:
             metrics.EVENTS_PRODUCED.labels(self.service.name, out.type).inc()
-            self.stats.produced += 1
+            self.stats.count("produced")
 
     def _dead_letter(self, delivery: Delivery, exc: BaseException, *, attempts: int) -> None:
         record = {
@@ -264,7 +299,7 @@ class Worker:
         value = json.dumps(record, default=str).encode()
         self._step(BROKER, "dead-letter", lambda: self.bus.publish(dlq(delivery.topic), delivery.key, value), delivery)
         metrics.EVENTS_DLQ.labels(self.service.name, delivery.topic).inc()
-        self.stats.dead_lettered += 1
+        self.stats.count("dead_lettered")
         self.stats.failures.append(record)
 
     def _step(self, dependency: str, action: str, operation: Callable[[], T], delivery: Delivery | None = None) -> T:

@@ -5,6 +5,7 @@ chosen here by name, never by code edits."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -49,6 +50,10 @@ class CommonSettings(BaseSettings):
     env_no_index: bool = Field(False, description="install only from env_find_links")
 
     max_attempts: int = Field(3, ge=1, description="handler attempts before an event goes to <topic>.dlq")
+    worker_concurrency: int = Field(
+        default_factory=lambda: min(4, os.cpu_count() or 1), ge=1,
+        description="records of one polled batch a sandbox-bound stage handles at once (one lane per key)",
+    )
     retry_backoff_s: float = Field(0.2, ge=0)
     retry_backoff_max_s: float = Field(5.0, ge=0)
 

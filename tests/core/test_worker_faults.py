@@ -11,7 +11,7 @@ import pytest
 from skillgym_core.bus.base import Subscription
 from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.contracts import topics
-from skillgym_core.contracts.events import EnvBuilt, Envelope, Payload
+from skillgym_core.contracts.events import EnvBuilt, Envelope, Payload, SkillIngested
 from skillgym_core.errors import ContractError, DependencyUnavailable, MalformedModelOutput, StoreUnavailable
 from skillgym_core.failures import ProcessingInterrupted
 from skillgym_core.service import Worker
@@ -363,3 +363,49 @@ def test_an_unreadable_done_marker_is_handled_again_and_rewritten(
     assert json.loads(store.inner.get_bytes(marker))[0]["event_id"] == Envelope.from_bytes(
         memory.records(topics.ENV_BUILT)[0].value
     ).event_id
+
+
+class ConcurrentBuilder(PackageBuilder):
+    concurrent = True
+
+    def __init__(self, store: FaultyStore, fail_skill: str | None = None) -> None:
+        super().__init__(store)
+        self.fail_skill = fail_skill
+        self.threads: set[str] = set()
+
+    def handle(self, event: Envelope) -> Sequence[Payload]:
+        import threading
+        import time
+
+        self.threads.add(threading.current_thread().name)
+        time.sleep(0.02)
+        if event.payload_as(SkillIngested).skill_id == self.fail_skill:
+            self.fail_skill = None
+            raise StoreUnavailable("S3 put failed: connection refused", key="k")
+        return super().handle(event)
+
+
+def test_a_concurrent_stage_handles_a_batch_on_several_threads_and_loses_nothing(
+    bus: FaultyBus, memory: MemoryBus, store: FaultyStore, pauses: list[float]
+) -> None:
+    service = ConcurrentBuilder(store, fail_skill="skill-2")
+    worker = Worker(service, bus, store, group="g", backoff_s=0.01, pause=pauses.append, concurrency=4)
+    ids = publish_skills(memory, 8)
+
+    first = worker.run_once(timeout_s=0, max_records=8)
+    assert first == 8 and worker.stats.interruptions == 1
+    assert memory.pending("g", [topics.SKILL_INGESTED]) == 8 - 2  # committed up to the failed record
+    drain(worker)
+
+    outputs = [Envelope.from_bytes(d.value) for d in memory.records(topics.ENV_BUILT)]
+    assert sorted({out.payload_as(EnvBuilt).task_id for out in outputs}) == sorted(f"task-{i}" for i in ids)
+    assert len({out.event_id for out in outputs}) == 8  # repeats are the same events, published again
+    assert calls(worker) == 8 and worker.stats.dead_lettered == 0  # each skill built once
+    assert memory.pending("g", [topics.SKILL_INGESTED]) == 0
+    assert len(service.threads) > 1
+    assert worker.stats.duplicates == len(outputs) - 8  # each repeat was answered by its done-marker
+
+
+def test_a_stage_not_marked_concurrent_stays_on_one_thread(bus: FaultyBus, memory: MemoryBus, store: FaultyStore) -> None:
+    worker = Worker(PackageBuilder(store), bus, store, group="g", concurrency=4)
+    assert worker.concurrency == 1

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 class SamplerService:
     name = "sampler"
+    concurrent = True  # events share no state but the sandbox and the store, both thread-safe
     consumes = (ENV_VALIDATED,)
 
     def __init__(self, ctx: ServiceContext, settings: SamplerSettings | None = None,

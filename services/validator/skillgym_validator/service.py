@@ -19,6 +19,7 @@ from skillgym_validator.validation import Validator
 
 class ValidatorService:
     name = "validator"
+    concurrent = True  # each event validates in its own scratch directories and sandboxes
     consumes = (ENV_REVIEWED,)
 
     def __init__(self, ctx: ServiceContext, settings: ValidatorSettings | None = None) -> None:
