@@ -16,6 +16,7 @@ from skillgym_core.contracts.topics import ALL_TOPICS, dlq
 from skillgym_core.errors import PoisonEventError
 from skillgym_core.settings import CommonSettings
 from skillgym_core.store.factory import make_store
+from skillgym_core.store.write_behind import WriteBehindStore
 
 from skillgym.summary import read_build_reports, summarize
 
@@ -33,11 +34,12 @@ def ingest_and_publish(sources: list[Path], out_dir: Path, *, publish: bool) -> 
     settings = CommonSettings()
     if not publish:
         return ingest_command(sources, out_dir, keep_records=False)
-    store = make_store(settings)
+    store = WriteBehindStore(make_store(settings))
     bus = make_bus(settings)
     bus.ensure_topics([*ALL_TOPICS, *(dlq(t) for t in ALL_TOPICS)])
 
-    publisher = BatchingPublisher(bus, batch_size=PUBLISH_BATCH)
+    # an event goes out only once the skill's files and record it points to are stored
+    publisher = BatchingPublisher(bus, batch_size=PUBLISH_BATCH, before_flush=store.wait)
 
     def emit(payload: SkillIngested) -> None:
         event = Envelope.wrap(payload, producer="ingest", correlation_id=settings.correlation_id)
@@ -49,7 +51,10 @@ def ingest_and_publish(sources: list[Path], out_dir: Path, *, publish: bool) -> 
                             on_event=emit, keep=False)
         write_funnel(result.funnel, out_dir)
     finally:
-        bus.close()
+        try:
+            store.close()
+        finally:
+            bus.close()
     if settings.pushgateway_url:
         push_to_gateway(settings.pushgateway_url, job="skillgym-ingest", registry=REGISTRY,
                         grouping_key={"run": settings.correlation_id})

@@ -10,7 +10,7 @@ from pathlib import Path
 from skillgym_core import keys
 from skillgym_core.contracts.events import SkillIngested
 from skillgym_core.contracts.skill import SkillRecord
-from skillgym_core.store.base import Store, put_json
+from skillgym_core.store.base import Store
 
 from skillgym_ingest.decide import Decider
 from skillgym_ingest.executor import AnalysisPool
@@ -19,7 +19,7 @@ from skillgym_ingest.llm import LLMAnnotator
 from skillgym_ingest.progress import ProgressReporter
 from skillgym_ingest.settings import IngestSettings
 from skillgym_ingest.sources import open_sources
-from skillgym_ingest.summary import SkillSummary, Verdict
+from skillgym_ingest.summary import SkillSummary
 
 RecordSink = Callable[[SkillRecord], None]
 JsonSink = Callable[[bytes], None]
@@ -60,7 +60,7 @@ def ingest(
     result = IngestResult()
     annotator = LLMAnnotator(settings) if settings.llm_annotate else None
     pack = store is not None and settings.write_store
-    want_records = keep or on_record is not None or pack
+    want_records = keep or on_record is not None
     want_events = keep or on_event is not None or pack
     with ProgressReporter(enabled=progress) as reporter, AnalysisPool(settings) as pool, Decider(settings) as decider:
         for unit_batch in open_sources(sources, settings, store):
@@ -83,7 +83,7 @@ def ingest(
                             if want_records:
                                 record = SkillRecord.model_validate_json(line)
                         if verdict.accepted and want_events:
-                            event = _publish(skill, verdict, record, store, settings)
+                            event = _publish(skill, line, store, settings)
                             if on_event:
                                 on_event(event)
                             if keep:
@@ -102,12 +102,12 @@ def ingest(
     return result
 
 
-def _publish(
-    skill: SkillSummary, verdict: Verdict, record: SkillRecord | None, store: Store | None, settings: IngestSettings
-) -> SkillIngested:
+def _publish(skill: SkillSummary, record_json: bytes, store: Store | None, settings: IngestSettings) -> SkillIngested:
+    """Store the accepted skill's files and its record (the same JSON as its ``skills.jsonl``
+    line) and return its event."""
     record_key = keys.skill_record(skill.skill_id)
     files_key = keys.skill_files(skill.skill_id)
-    if store is not None and settings.write_store and record is not None:
+    if store is not None and settings.write_store:
         packed = skill.packed
         if packed is None and skill.root is not None:
             from skillgym_core.archive import pack_dir
@@ -115,7 +115,7 @@ def _publish(
             packed = pack_dir(skill.root)
         if packed is not None:
             store.put_bytes(files_key, packed, "application/gzip")
-        put_json(store, record_key, record.model_dump(mode="json"))
+        store.put_bytes(record_key, record_json, "application/json")
     return SkillIngested(
         skill_id=skill.skill_id, name=skill.name, record_key=record_key, files_key=files_key, category=skill.category,
     )

@@ -4,6 +4,7 @@ handed to ``Bus.publish_many`` a batch at a time (one flush, every acknowledgeme
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from types import TracebackType
 
 from skillgym_core.bus.base import Bus, Outgoing
@@ -17,11 +18,14 @@ class BatchingPublisher:
     stays pending, so a later flush publishes it again (content-derived ids make repeats
     harmless)."""
 
-    def __init__(self, bus: Bus, batch_size: int = 1000) -> None:
+    def __init__(self, bus: Bus, batch_size: int = 1000, *, before_flush: Callable[[], None] | None = None) -> None:
+        """``before_flush`` runs before each batch goes out (waiting for the artifacts its events
+        announce to be stored, say); if it raises, the batch stays pending."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.bus = bus
         self.batch_size = batch_size
+        self.before_flush = before_flush
         self.published = 0
         self._pending: list[Outgoing] = []
 
@@ -33,6 +37,8 @@ class BatchingPublisher:
     def flush(self) -> None:
         if not self._pending:
             return
+        if self.before_flush is not None:
+            self.before_flush()
         self.bus.publish_many(self._pending)
         self.published += len(self._pending)
         self._pending = []
