@@ -1,8 +1,9 @@
 """``skillgym ingest --publish`` at crawl scale on real Kafka: a generated corpus (default 50,000
 skills, as in ``benchmarks.ingest_bench``) ingested once without publishing and once publishing
-every accepted skill's ``skill-ingested`` event to the broker (and its files to the store), each
-in a fresh process, side by side. The result is skills/s of both and their ratio; the events on
-the topic are counted to show none was lost or doubled.
+every accepted skill's ``skill-ingested`` event to the broker, first without storing the skills
+(the bus's own cost) and then storing each one's archive and record too, each in a fresh
+process, side by side. The result is skills/s of each and their ratio to ingest alone; the
+events on the topic are counted to show none was lost or doubled.
 
 Run: ``python -m benchmarks.ingest_publish [--skills 50000] [--store local|s3]``; writes
 ``benchmarks/results/ingest_publish.json``."""
@@ -90,6 +91,9 @@ def main() -> None:
                                 "SKILLGYM_S3_ACCESS_KEY": s3.access_key, "SKILLGYM_S3_SECRET_KEY": s3.secret_key,
                                 "SKILLGYM_S3_BUCKET": "ingest"})
                 without = _ingest(corpus, work / "out-without", env, publish=False)
+                events_only = _ingest(corpus, work / "out-events", {**env, "SKILLGYM_INGEST_WRITE_STORE": "false",
+                                                                    "SKILLGYM_TOPIC_PREFIX": "events-" + prefix},
+                                      publish=True)
                 published = _ingest(corpus, work / "out-publish", env, publish=True)
                 events = _count_events(kafka.bootstrap, prefix + SKILL_INGESTED, published["accepted"])
             finally:
@@ -97,7 +101,8 @@ def main() -> None:
                     s3.stop()
     result = {
         "machine": platform.platform(), "cpus": os.cpu_count(), "skills": args.skills, "store": args.store,
-        "ingest_only": without, "ingest_publish": published,
+        "ingest_only": without, "ingest_publish_events_only": events_only, "ingest_publish": published,
+        "events_only_ratio": round(events_only["skills_per_s"] / without["skills_per_s"], 3),
         "publish_ratio": round(published["skills_per_s"] / without["skills_per_s"], 3),
         "events_on_topic": events,
         "events_complete": events["distinct_event_ids"] == published["accepted"],

@@ -18,7 +18,7 @@ def pack_dir(root: Path) -> bytes:
     """Pack ``root`` into gzip'd tar bytes that depend only on paths, contents and modes."""
     buffer = io.BytesIO()
     with (
-        gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as gz,
+        gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=6) as gz,  # zlib's default: level 9 costs ~40% more CPU for ~2% smaller skill archives
         tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
     ):
         for path in sorted(root.rglob("*")):
