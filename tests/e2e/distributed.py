@@ -37,6 +37,23 @@ class Cluster:
             check=True,
         )
 
+    def start(self, service: str) -> None:
+        """Start ``service`` (again, after :meth:`kill`): same port and settings, its log appended to."""
+        with (self.workdir / f"{service}.log").open("ab") as log:
+            self.processes[service] = subprocess.Popen(
+                [sys.executable, "-m", "skillgym.cli", "serve", service, "--port", str(self.ports[service])],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def kill(self, service: str) -> None:
+        """``kill -9`` the service's process: no shutdown code runs, as in a node or OOM kill."""
+        process = self.processes[service]
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
     def metrics_targets(self) -> list[str]:
         return [f"127.0.0.1:{port}" for port in self.ports.values()]
 
@@ -84,13 +101,7 @@ def running_cluster(kafka: KafkaServer, s3: S3Server, workdir: Path, extra_env: 
     cluster = Cluster(env=env, ports={name: free_port() for name in SERVICES}, workdir=workdir)
     try:
         for name in SERVICES:
-            log = (workdir / f"{name}.log").open("wb")
-            cluster.processes[name] = subprocess.Popen(
-                [sys.executable, "-m", "skillgym.cli", "serve", name, "--port", str(cluster.ports[name])],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+            cluster.start(name)
         wait_ready(cluster)
         yield cluster
     finally:
