@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+# kafka-python backs off up to 30 s between reconnects by default: a broker back after a 10 s
+# outage went unnoticed for up to a minute. One second keeps recovery quick at little cost.
+RECONNECT_BACKOFF_MAX_MS = 1000
+
 
 def _encode_key(key: str | None) -> bytes | None:
     return None if key is None else key.encode()
@@ -104,6 +108,7 @@ class KafkaBus:
                         enable_idempotence=True,
                         request_timeout_ms=self.request_timeout_ms,
                         bootstrap_timeout_ms=self.request_timeout_ms,
+                        reconnect_backoff_max_ms=RECONNECT_BACKOFF_MAX_MS,
                         delivery_timeout_ms=int(self.publish_timeout_s * 1000),
                         max_block_ms=int(self.publish_timeout_s * 1000),
                         linger_ms=self.linger_ms,
@@ -123,6 +128,7 @@ class KafkaBus:
                     client_id="skillgym-admin",
                     request_timeout_ms=self.request_timeout_ms,
                     bootstrap_timeout_ms=self.request_timeout_ms,
+                    reconnect_backoff_max_ms=RECONNECT_BACKOFF_MAX_MS,
                 )
             except KafkaError as exc:
                 raise self._failure("connect", exc) from exc
@@ -178,6 +184,7 @@ class KafkaBus:
                 max_poll_interval_ms=self.max_poll_interval_ms,
                 request_timeout_ms=max(self.request_timeout_ms, self.session_timeout_ms + 5000),
                 bootstrap_timeout_ms=self.request_timeout_ms,
+                reconnect_backoff_max_ms=RECONNECT_BACKOFF_MAX_MS,
             )
         except KafkaError as exc:
             raise self._failure("subscribe", exc, topics=list(topics), group=group) from exc
