@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillgym_core.contracts.task import TaskDir
+from skillgym_core.errors import SandboxError
 from skillgym_core.sandbox.base import SandboxResult
 from skillgym_core.sandbox.workspace import read_regular_file
 from skillgym_core.taskrun import TaskRunner, VerifierOutcome
@@ -58,9 +59,13 @@ def file_digests(root: Path) -> dict[str, str]:
 
 
 def checker_crashed(outcome: VerifierOutcome) -> str | None:
-    """Why the verifier itself broke (not the answer it judged), or None."""
+    """Why the verifier itself broke (not the answer it judged), or None. A sandbox that failed
+    is the machine's trouble, not the task's: it is raised (and retried), never held against it."""
     if outcome.failure_type == "tampered_inputs":
         return None
+    if outcome.failure_type == "verifier_sandbox_error":
+        raise SandboxError(f"the sandbox failed while verifying: {outcome.detail or outcome.failure_type}",
+                           reason="verifier_sandbox_error")
     result = outcome.result
     if outcome.failure_type and outcome.failure_type.startswith("verifier_") and outcome.failure_type != "verifier_rejected":
         return f"verifier run ended with {outcome.failure_type}"
