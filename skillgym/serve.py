@@ -185,17 +185,50 @@ class ServiceRunner:
         return max(seen, key=lambda error: error["at"], default=None)
 
 
-def build_app(runner: ServiceRunner) -> FastAPI:
-    app = FastAPI(title=f"skillgym-{runner.name}")
+class Startup:
+    """A service between process start and a running worker: the HTTP endpoints answer from the
+    first second (live, not ready, saying what start-up waits for), so a dependency that is down
+    at start does not get the process restarted by its liveness probe."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.runner: ServiceRunner | None = None
+        self.failed: BaseException | None = None
+        self.stop = threading.Event()
+        self._waiting_on: dict[str, Any] | None = None
+
+    def waiting(self, exc: BaseException) -> None:
+        self._waiting_on = {"at": time.time(), "message": describe(exc)}
+
+    def alive(self) -> bool:
+        if self.runner is not None:
+            return self.runner.thread.is_alive()
+        return self.failed is None
+
+    def status(self) -> dict[str, Any]:
+        if self.runner is not None:
+            return self.runner.status()
+        if self.failed is not None:
+            problem = f"start-up failed: {describe(self.failed)}"
+        elif self._waiting_on is not None:
+            problem = f"starting: waiting for a dependency ({self._waiting_on['message']})"
+        else:
+            problem = "starting"
+        return {"service": self.name, "worker_alive": False, "ready": False, "starting": self.failed is None,
+                "error": problem, "last_error": self._waiting_on}
+
+
+def build_app(source: ServiceRunner | Startup) -> FastAPI:
+    app = FastAPI(title=f"skillgym-{source.name}")
 
     @app.get("/healthz")
     def healthz() -> Response:
-        ok = runner.thread.is_alive()
-        return Response(status_code=200 if ok else 500, content=runner.name if ok else "worker stopped")
+        ok = source.alive() if isinstance(source, Startup) else source.thread.is_alive()
+        return Response(status_code=200 if ok else 500, content=source.name if ok else "worker stopped")
 
     @app.get("/readyz")
     def readyz() -> Response:
-        status = runner.status()
+        status = source.status()
         return Response(
             status_code=200 if status["ready"] else 503,
             content=json.dumps(status),
@@ -218,13 +251,19 @@ def runner_from_settings(name: str, settings: ServeSettings) -> ServiceRunner:
 
 
 def runner_once_reachable(
-    name: str, settings: ServeSettings, pause: Callable[[float], object] = time.sleep
-) -> ServiceRunner:
-    """:func:`runner_from_settings` once the store and the broker answer. A dependency that is
-    down at start is waited out like one that goes down later: exiting instead would add the
-    orchestrator's crash back-off to the outage. Permanent failures (bad credentials) still raise."""
+    name: str,
+    settings: ServeSettings,
+    pause: Callable[[float], object] = time.sleep,
+    *,
+    on_wait: Callable[[BaseException], None] | None = None,
+    stop: threading.Event | None = None,
+) -> ServiceRunner | None:
+    """:func:`runner_from_settings` once the store and the broker answer (None when ``stop`` is
+    set first). A dependency that is down at start is waited out like one that goes down later:
+    exiting instead would add the orchestrator's crash back-off to the outage. Permanent
+    failures (bad credentials) still raise."""
     failures = 0
-    while True:
+    while stop is None or not stop.is_set():
         try:
             return runner_from_settings(name, settings)
         except TransientError as exc:
@@ -234,17 +273,54 @@ def runner_once_reachable(
                 "a dependency is unreachable at start; trying again",
                 extra={"service": name, "retry_in_s": delay, "error": describe(exc)},
             )
+            if on_wait is not None:
+                on_wait(exc)
             pause(delay)
+    return None
+
+
+def start_in_background(startup: Startup, settings: ServeSettings, on_failure: Callable[[], None]) -> threading.Thread:
+    """Build the runner (waiting out dependencies) and start its worker, off the HTTP thread."""
+
+    def start() -> None:
+        try:
+            runner = runner_once_reachable(
+                startup.name, settings, startup.stop.wait, on_wait=startup.waiting, stop=startup.stop
+            )
+        except BaseException as exc:
+            startup.failed = exc
+            log.error("start-up failed", extra={"service": startup.name, "error": describe(exc)})
+            on_failure()
+            return
+        if runner is None:
+            return
+        startup.runner = runner
+        runner.thread.start()
+
+    thread = threading.Thread(target=start, name=f"{startup.name}-start", daemon=True)
+    thread.start()
+    return thread
 
 
 def serve(name: str, settings: ServeSettings | None = None) -> None:
     settings = settings or ServeSettings()
-    runner = runner_once_reachable(name, settings)
-    runner.thread.start()
-    app = build_app(runner)
+    startup = Startup(name)
+    server = uvicorn.Server(
+        uvicorn.Config(build_app(startup), host=settings.http_host, port=settings.metrics_port, log_level="warning")
+    )
+
+    def end_serving() -> None:
+        server.should_exit = True
+
+    starter = start_in_background(startup, settings, end_serving)
     try:
-        uvicorn.run(app, host=settings.http_host, port=settings.metrics_port, log_level="warning")
+        server.run()
     finally:
-        runner.stop.set()
-        runner.thread.join(timeout=10)
-        runner.bus.close()
+        startup.stop.set()
+        starter.join(timeout=10)
+        if startup.runner is not None:
+            startup.runner.stop.set()
+            startup.runner.thread.join(timeout=10)
+            startup.runner.bus.close()
+    if startup.failed is not None:
+        raise startup.failed

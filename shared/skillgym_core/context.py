@@ -14,7 +14,10 @@ from skillgym_core import keys
 from skillgym_core.archive import pack_dir, unpack_dir
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.sandbox.base import Sandbox
+from skillgym_core.sandbox.owned_dirs import owned_dir
 from skillgym_core.store.base import Store
+
+SCRATCH_PREFIX = "proc-"
 
 
 @dataclass
@@ -24,8 +27,9 @@ class ServiceContext:
     scratch: Path
 
     def __post_init__(self) -> None:
-        self.scratch = Path(self.scratch)
-        self.scratch.mkdir(parents=True, exist_ok=True)
+        # a process of its own below the given directory: what a killed one left (unpacked
+        # tasks, workspaces with their volumes still mounted) is swept when the next one starts
+        self.scratch = owned_dir(Path(self.scratch), SCRATCH_PREFIX, mode=0o711)
 
     @contextmanager
     def task_checkout(self, package_key: str) -> Iterator[TaskDir]:

@@ -33,6 +33,7 @@ from skillgym_core.rubric import EvalJudge, EvalSpec, RubricScore, load_eval_spe
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, Sandbox, SandboxResult
 from skillgym_core.sandbox.hostmounts import can_mount, mount_volume
 from skillgym_core.sandbox.janitor import discard_tree
+from skillgym_core.sandbox.owned_dirs import owned_dir
 from skillgym_core.sandbox.workspace import (
     CopyReport,
     WorkspaceError,
@@ -317,7 +318,8 @@ class TaskRunner:
             return VerifierOutcome.failed("environment_error", not_built, detail=not_built.stderr)
         tampered = self.tampered_inputs(task, workspace)
         rubric: RubricScore | None = None
-        scratch = Path(tempfile.mkdtemp(prefix="verify-"))
+        scratch_parent = owned_dir(Path(tempfile.gettempdir()), "skillgym-verify-", mode=0o711)
+        scratch = Path(tempfile.mkdtemp(prefix="verify-", dir=scratch_parent))
         try:
             self._volume(scratch, self.storage_mb(task) + VERIFIER_SCRATCH_EXTRA_MB)
             trusted = scratch / "app"

@@ -6,29 +6,19 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 import uvicorn
 from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.contracts import topics
-from skillgym_core.contracts.events import EnvBuilt, Envelope, Payload, SkillIngested
+from skillgym_core.contracts.events import EnvBuilt, Envelope, Payload
 from skillgym_core.store.local import LocalStore
 
 from skillgym.serve import ServeSettings, ServiceRunner, build_app
+from tests.skillgym.serve_support import FAST, EchoBuilder, readiness, skill_event, wait_for, wait_for_readiness
 from tests.support.faults import FaultyStore
 from tests.support.services import free_port
-
-
-class EchoBuilder:
-    name = "echo"
-    consumes: tuple[str, ...] = (topics.SKILL_INGESTED,)
-
-    def handle(self, event: Envelope) -> Sequence[Payload]:
-        skill = event.payload_as(SkillIngested)
-        return [EnvBuilt(task_id=f"task-{skill.skill_id}", skill_id=skill.skill_id, package_key="k", template="t")]
-
 
 Served = tuple[str, MemoryBus, ServiceRunner]
 
@@ -63,39 +53,11 @@ def serve_runner() -> Iterator[Callable[[ServiceRunner], str]]:
         web.join(5)
 
 
-FAST = ServeSettings(poll_timeout_s=0.05, probe_interval_s=0.05, retry_backoff_s=0.02, retry_backoff_max_s=0.1)
-
-
 @pytest.fixture
 def served(tmp_path: Path, serve_runner: Callable[[ServiceRunner], str]) -> Served:
     bus = MemoryBus()
     runner = ServiceRunner(EchoBuilder(), bus, LocalStore(tmp_path / "store"), FAST)
     return serve_runner(runner), bus, runner
-
-
-def skill_event(skill_id: str = "skill-1") -> Envelope:
-    payload = SkillIngested(skill_id=skill_id, name="s", record_key="r", files_key="f")
-    return Envelope.wrap(payload, producer="test", correlation_id="c")
-
-
-def wait_for(condition: Callable[[], Any], timeout_s: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        result = condition()
-        if result:
-            return result
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
-
-
-def readiness(base: str) -> tuple[int, dict[str, Any]]:
-    response = httpx.get(base + "/readyz")
-    return response.status_code, response.json()
-
-
-def wait_for_readiness(base: str, code: int) -> dict[str, Any]:
-    """The /readyz body, once it answers ``code``."""
-    return dict(wait_for(lambda: (answer := readiness(base))[0] == code and answer)[1])
 
 
 def test_health_readiness_and_metrics_over_http(served: Served) -> None:

@@ -26,9 +26,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from skillgym_core.errors import SandboxError
+from skillgym_core.sandbox.owned_dirs import owned_dir
 
 MS_NOSUID, MS_NODEV, MS_BIND, MS_REC = 0x2, 0x4, 0x1000, 0x4000
 MNT_DETACH = 2
+STAGING_PREFIX = "skillgym-sandbox-"
 _counter = itertools.count()
 _lock = threading.Lock()
 
@@ -97,33 +99,13 @@ def reachable_by(path: Path, uid: int, gid: int) -> bool:
     return True
 
 
-def _sweep_stale_staging(parent: Path) -> None:
-    """Detach and remove staging directories of processes that died mid-run."""
-    for stale in parent.glob("skillgym-sandbox-*"):
-        owner = stale.name.rsplit("-", 1)[-1]
-        if not owner.isdigit() or Path(f"/proc/{owner}").exists():
-            continue
-        for run_dir in stale.glob("run-*"):
-            for target in run_dir.iterdir():
-                unmount(target)
-                with contextlib.suppress(OSError):
-                    target.rmdir() if target.is_dir() else target.unlink()
-            with contextlib.suppress(OSError):
-                run_dir.rmdir()
-        with contextlib.suppress(OSError):
-            stale.rmdir()
-
-
 @lru_cache(maxsize=1)
 def _staging_root() -> Path:
     """``$SKILLGYM_SANDBOX_STAGING`` or ``/tmp``: never the caller's ``TMPDIR``, which may sit
-    below a directory the sandbox uid cannot enter (the very case staging exists for)."""
+    below a directory the sandbox uid cannot enter (the very case staging exists for). Staging
+    directories of dead processes (mounts and all) are swept on first use."""
     parent = Path(os.environ.get("SKILLGYM_SANDBOX_STAGING") or "/tmp")
-    _sweep_stale_staging(parent)
-    root = parent / f"skillgym-sandbox-{os.getpid()}"
-    root.mkdir(mode=0o711, exist_ok=True)
-    os.chmod(root, 0o711)
-    return root
+    return owned_dir(parent, STAGING_PREFIX, mode=0o711)
 
 
 _persistent: dict[tuple[str, int, int], Path] = {}
