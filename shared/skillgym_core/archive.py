@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from skillgym_core.errors import SkillGymError
@@ -14,31 +16,64 @@ class UnsafeArchiveError(SkillGymError):
     reason = "unsafe_archive"
 
 
+BLOCK = 512
+RECORD = 20 * BLOCK
+_USTAR_NUMBERS = ((100, 8), (108, 8), (116, 8), (124, 12), (136, 12))  # mode, uid, gid, size, mtime
+
+
 def pack_dir(root: Path) -> bytes:
-    """Pack ``root`` into gzip'd tar bytes that depend only on paths, contents and modes."""
-    buffer = io.BytesIO()
-    with (
-        gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=6) as gz,  # zlib's default: level 9 costs ~40% more CPU for ~2% smaller skill archives
-        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
-    ):
-        for path in sorted(root.rglob("*")):
-            if path.is_symlink() or not (path.is_file() or path.is_dir()):
-                continue
-            rel = path.relative_to(root).as_posix()
-            info = tarfile.TarInfo(rel)
-            info.mtime = 0
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
-            if path.is_dir():
-                info.type = tarfile.DIRTYPE
-                info.mode = 0o755
-                tar.addfile(info)
-            else:
-                data = path.read_bytes()
-                info.size = len(data)
-                info.mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
-                tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    """Pack ``root`` into gzip'd tar bytes that depend only on paths, contents and modes:
+    regular files and directories in path order, links and special files left out, owner 0,
+    mtime 0. Ingest packs every accepted skill, so the common member (an ASCII path of at most
+    100 bytes) gets its ustar header written directly; others take ``tarfile``'s PAX header.
+    Both produce exactly the bytes ``tarfile`` would."""
+    out = bytearray()
+    for parts, is_dir, path in sorted(_members(root, ())):
+        name = "/".join(parts) + ("/" if is_dir else "")
+        if is_dir:
+            out += _header(name, 0o755, 0, tarfile.DIRTYPE)
+            continue
+        data = path.read_bytes()
+        mode = 0o755 if os.stat(path).st_mode & 0o111 else 0o644
+        out += _header(name, mode, len(data), tarfile.REGTYPE)
+        out += data
+        out += bytes(-len(data) % BLOCK)
+    out += bytes(2 * BLOCK)
+    out += bytes(-len(out) % RECORD)
+    return gzip.compress(bytes(out), compresslevel=6, mtime=0)  # zlib's default: level 9 costs ~40% more CPU for ~2% smaller skill archives
+
+
+def _members(directory: Path, parts: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], bool, Path]]:
+    with os.scandir(directory) as entries:
+        listed = list(entries)
+    for entry in listed:
+        if entry.is_symlink():
+            continue
+        here = (*parts, entry.name)
+        if entry.is_dir(follow_symlinks=False):
+            yield here, True, Path(entry.path)
+            yield from _members(Path(entry.path), here)
+        elif entry.is_file(follow_symlinks=False):
+            yield here, False, Path(entry.path)
+
+
+def _header(name: str, mode: int, size: int, kind: bytes) -> bytes:
+    encoded = name.encode("ascii", "surrogateescape") if name.isascii() else b""
+    if not encoded or len(encoded) > 100 or size >= 8**11:
+        info = tarfile.TarInfo(name.rstrip("/") if kind == tarfile.DIRTYPE else name)
+        info.type, info.mode, info.size, info.mtime = kind, mode, size, 0
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        return info.tobuf(tarfile.PAX_FORMAT, tarfile.ENCODING, "surrogateescape")
+    header = bytearray(BLOCK)
+    header[0 : len(encoded)] = encoded
+    for (offset, width), value in zip(_USTAR_NUMBERS, (mode, 0, 0, size, 0), strict=True):
+        header[offset : offset + width] = b"%0*o\0" % (width - 1, value)
+    header[148:156] = b"        "
+    header[156:157] = kind
+    header[257:265] = tarfile.POSIX_MAGIC
+    header[148:156] = b"%06o\0 " % sum(header)
+    return bytes(header)
 
 
 def unpack_dir(data: bytes, dest: Path, *, max_bytes: int = 512 * 1024 * 1024, max_files: int = 20000) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import shutil
@@ -149,3 +150,43 @@ def test_bytes_that_are_no_archive_get_a_typed_error(tmp_path: Path) -> None:
 
     with pytest.raises(UnsafeArchiveError, match="not a readable tar archive"):
         unpack_dir(b"definitely not a tarball", tmp_path / "out")
+
+
+def tarfile_packing(root: Path) -> bytes:
+    """The same members written by ``tarfile`` itself (PAX format, owner 0, mtime 0)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(root.rglob("*")):
+            if path.is_symlink() or not (path.is_file() or path.is_dir()):
+                continue
+            info = tarfile.TarInfo(path.relative_to(root).as_posix())
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+            if path.is_dir():
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tar.addfile(info)
+            else:
+                data = path.read_bytes()
+                info.size, info.mode = len(data), 0o755 if path.stat().st_mode & 0o111 else 0o644
+                tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def test_packing_writes_exactly_the_tar_stream_tarfile_writes(tmp_path: Path) -> None:
+    root = _make_tree(tmp_path / "src")
+    (root / "a-c").write_text("sorts after a/ as a path, before it as a string\n")
+    (root / "a").mkdir()
+    (root / "a" / "b").write_text("inside a\n")
+    deep = root / ("long-directory-name-" * 4) / ("and-a-long-file-name-" * 3)
+    deep.parent.mkdir()
+    deep.write_text("a path past ustar's 100 bytes takes a PAX header\n")
+    (root / "naïve-ünïcode.md").write_text("a non-ASCII name takes a PAX header\n")
+    (root / "exactly-block.bin").write_bytes(b"x" * 1024)
+    (root / "link").symlink_to(root / "SKILL.md")
+    os.mkfifo(root / "fifo")
+
+    packed = gzip.decompress(pack_dir(root))
+
+    assert packed == tarfile_packing(root)
+    with tarfile.open(fileobj=io.BytesIO(packed)) as tar:
+        names = tar.getnames()
+    assert "link" not in names and "fifo" not in names and names.index("a/b") < names.index("a-c")

@@ -1,10 +1,16 @@
-"""A store on the local filesystem. Atomic via write-to-temp + rename in the same directory."""
+"""A store on the local filesystem. Atomic via write-to-temp + rename in the same directory;
+durable once ``put_bytes`` returns (the file is fsync'd), or, for writers of many small objects
+(see :class:`~skillgym_core.store.write_behind.WriteBehindStore`), after ``put_unsynced`` calls
+once :meth:`LocalStore.sync` returns: one ``syncfs`` instead of an fsync per object."""
 
 from __future__ import annotations
 
+import ctypes
+import itertools
 import os
-import tempfile
+import threading
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from skillgym_core.errors import ArtifactNotFound, SkillGymError, StoreError
@@ -14,6 +20,8 @@ class LocalStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
+        self._made_dirs: set[Path] = set()
+        self._temp_names = itertools.count()
 
     def _path(self, key: str) -> Path:
         rel = PurePosixPath(key)
@@ -22,17 +30,44 @@ class LocalStore:
         return self.root.joinpath(*rel.parts)
 
     def put_bytes(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> str:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        return self._write(key, data, durable=True)
+
+    def put_unsynced(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> str:
+        """Write ``key`` atomically but leave it to :meth:`sync` to make it durable."""
+        return self._write(key, data, durable=False)
+
+    def sync(self) -> None:
+        """Make every object written so far durable (``syncfs`` of the store's filesystem)."""
+        descriptor = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            with os.fdopen(fd, "wb") as handle:
+            if _syncfs()(descriptor) != 0:
+                code = ctypes.get_errno()
+                raise StoreError(f"syncfs {self.root}: {os.strerror(code)}", errno=code)
+        finally:
+            os.close(descriptor)
+
+    def _write(self, key: str, data: bytes, *, durable: bool) -> str:
+        path = self._path(key)
+        parent = path.parent
+        if parent not in self._made_dirs:
+            parent.mkdir(parents=True, exist_ok=True)
+            self._made_dirs.add(parent)
+        temp = parent / f".tmp-{path.name}.{threading.get_ident()}.{next(self._temp_names)}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+        try:
+            descriptor = os.open(temp, flags, 0o600)
+        except FileNotFoundError:  # the directory went away since it was made
+            parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(temp, flags, 0o600)
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
                 handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
+                if durable:
+                    os.fsync(handle.fileno())
+            os.replace(temp, path)
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            temp.unlink(missing_ok=True)
             raise
         return key
 
@@ -59,6 +94,15 @@ class LocalStore:
 
     def describe(self) -> str:
         return f"file://{self.root}"
+
+
+@lru_cache(maxsize=1)
+def _syncfs() -> ctypes._CFuncPtr:
+    libc = ctypes.CDLL(None, use_errno=True)
+    syncfs = libc.syncfs
+    syncfs.argtypes = [ctypes.c_int]
+    syncfs.restype = ctypes.c_int
+    return syncfs
 
 
 def open_run_store(path: Path, marker: str, error: type[SkillGymError]) -> LocalStore:
