@@ -9,9 +9,10 @@ import ctypes
 import itertools
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import cast
 
 from skillgym_core.errors import ArtifactNotFound, SkillGymError, StoreError
 
@@ -97,12 +98,12 @@ class LocalStore:
 
 
 @lru_cache(maxsize=1)
-def _syncfs() -> ctypes._CFuncPtr:
+def _syncfs() -> Callable[[int], int]:
     libc = ctypes.CDLL(None, use_errno=True)
     syncfs = libc.syncfs
     syncfs.argtypes = [ctypes.c_int]
     syncfs.restype = ctypes.c_int
-    return syncfs
+    return cast(Callable[[int], int], syncfs)
 
 
 def open_run_store(path: Path, marker: str, error: type[SkillGymError]) -> LocalStore:
