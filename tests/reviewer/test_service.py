@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 from skillgym_builder import BuilderService, BuilderSettings
 from skillgym_core import keys
-from skillgym_core.contracts.events import EnvFeedback, EnvReviewed
+from skillgym_core.contracts.events import EnvBuilt, EnvFeedback, EnvReviewed, Payload
 from skillgym_core.store.base import get_json
 from skillgym_reviewer import ReviewerService
 
@@ -49,3 +51,25 @@ def test_a_lineage_that_keeps_failing_conformance_is_dropped_when_its_rounds_are
     assert not any(isinstance(o, EnvFeedback) for o in outputs)
     report = get_json(ctx.store, keys.task_review(built.task_id))
     assert report["feedback_round"] == 2 and report["dropped"] is True
+
+
+@pytest.mark.slow
+def test_reviews_run_side_by_side_give_the_verdicts_they_give_one_at_a_time(tmp_path: Path) -> None:
+    ctx = make_context(tmp_path)
+    builder = BuilderService(ctx, BuilderSettings(preferred_templates=["section-trace"]))
+    built = [builder.handle(wrap(put_skill(ctx.store, FIXTURES / name)))[0] for name in ("csv-cleanup", "ledger-basics")]
+    assert all(isinstance(event, EnvBuilt) for event in built)
+    reviewer = ReviewerService(ctx)
+    assert reviewer.concurrent
+
+    def verdict(event: Payload) -> tuple[object, ...]:
+        assert isinstance(event, EnvBuilt)
+        reviewed = reviewer.handle(wrap(event))[0]
+        assert isinstance(reviewed, EnvReviewed)
+        report = get_json(ctx.store, keys.task_review(event.task_id))
+        return reviewed.approved, reviewed.failure_type, [g["passed"] for g in report["gates"]], report["mutation"]["score"]
+
+    one_at_a_time = [verdict(event) for event in built]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        side_by_side = list(pool.map(verdict, built))
+    assert side_by_side == one_at_a_time and all(approved for approved, *_ in one_at_a_time)

@@ -30,6 +30,10 @@ def dropped_key(task_id: str) -> str:
 class ReviewerService:
     name = "reviewer"
     consumes = (topics.ENV_BUILT,)
+    # each review runs in its own scratch directories and sandboxes; what reviews share (the
+    # task runner's config cache, the environment cache with its per-key file locks, the LLM
+    # client) is safe across threads
+    concurrent = True
 
     def __init__(self, ctx: ServiceContext, settings: ReviewerSettings | None = None) -> None:
         self.ctx = ctx
