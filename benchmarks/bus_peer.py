@@ -16,11 +16,11 @@ from typing import Any
 
 from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped,unused-ignore]
 from kafka.structs import OffsetAndMetadata  # type: ignore[import-untyped,unused-ignore]
-from skillgym_core.bus.base import Outgoing
 from skillgym_core.bus.batching import BatchingPublisher
 from skillgym_core.bus.kafka import KafkaBus
 from skillgym_core.bus.prefixed import PrefixedBus
 from skillgym_core.contracts import topics
+from skillgym_core.contracts.cloudevents import read_event, to_record
 from skillgym_core.contracts.events import EnvBuilt, Envelope, Payload, SkillIngested
 from skillgym_core.service import Worker
 from skillgym_core.store.local import LocalStore
@@ -148,7 +148,7 @@ def hop_latency(bootstrap: str, events: int, interval_s: float) -> dict[str, flo
         def read_outputs() -> None:
             while not stop.is_set() or len(received) < events:
                 for delivery in reader.poll(timeout_s=0.05, max_records=POLL_RECORDS):
-                    received.setdefault(Envelope.from_bytes(delivery.value).payload_as(EnvBuilt).skill_id, time.perf_counter())
+                    received.setdefault(read_event(delivery).payload_as(EnvBuilt).skill_id, time.perf_counter())
                 if stop.is_set() and time.monotonic() > deadline:
                     return
 
@@ -162,7 +162,7 @@ def hop_latency(bootstrap: str, events: int, interval_s: float) -> dict[str, flo
             event = Envelope.wrap(SkillIngested(skill_id=skill_id, name=f"s{i}", record_key="r", files_key="f"),
                                   producer="bench", correlation_id="hop")
             sent[skill_id] = time.perf_counter()
-            bus.publish_many([Outgoing(event.type, event.key, event.to_bytes())])
+            bus.publish_many([to_record(event)])
             time.sleep(interval_s)
         wait_until = time.monotonic() + 60
         while len(received) < events and time.monotonic() < wait_until:

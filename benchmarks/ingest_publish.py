@@ -22,8 +22,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from kafka.record.util import crc32c_c
 from skillgym_core.bus.kafka import KafkaBus
-from skillgym_core.contracts.events import Envelope
+from skillgym_core.contracts.cloudevents import read_event
 from skillgym_core.contracts.topics import SKILL_INGESTED
 
 from benchmarks.ingest_bench import generate
@@ -44,8 +45,10 @@ def _ingest(corpus: Path, out: Path, env: dict[str, str], publish: bool) -> dict
     if done.returncode != 0:
         raise RuntimeError(f"ingest failed ({done.returncode}): {done.stderr[-2000:]}")
     funnel = json.loads((out / "funnel.json").read_text())
-    return {"seconds": round(seconds, 2), "found": funnel["found"], "accepted": funnel["accepted"],
-            "skills_per_s": round(funnel["found"] / seconds, 1), "load_average_1m_before": round(load, 2)}
+    result = {"seconds": round(seconds, 2), "found": funnel["found"], "accepted": funnel["accepted"],
+              "skills_per_s": round(funnel["found"] / seconds, 1), "load_average_1m_before": round(load, 2)}
+    print(f"{out.name}: {json.dumps(result)}", file=sys.stderr, flush=True)
+    return result
 
 
 def _count_events(bootstrap: str, topic: str, expected: int) -> dict[str, int]:
@@ -60,7 +63,7 @@ def _count_events(bootstrap: str, topic: str, expected: int) -> dict[str, int]:
                 idle_since = time.monotonic()
             for delivery in batch:
                 records += 1
-                ids.add(Envelope.from_bytes(delivery.value).event_id)
+                ids.add(read_event(delivery).event_id)
     finally:
         subscription.close()
         bus.close()
@@ -101,6 +104,7 @@ def main() -> None:
                     s3.stop()
     result = {
         "machine": platform.platform(), "cpus": os.cpu_count(), "skills": args.skills, "store": args.store,
+        "kafka_checksums": "crc32c C extension" if crc32c_c is not None else "pure Python",
         "ingest_only": without, "ingest_publish_events_only": events_only, "ingest_publish": published,
         "events_only_ratio": round(events_only["skills_per_s"] / without["skills_per_s"], 3),
         "publish_ratio": round(published["skills_per_s"] / without["skills_per_s"], 3),

@@ -11,6 +11,7 @@ from typing import Any
 from prometheus_client import REGISTRY, push_to_gateway
 from skillgym_core.bus.batching import BatchingPublisher
 from skillgym_core.bus.factory import make_bus
+from skillgym_core.contracts.cloudevents import read_event, to_record
 from skillgym_core.contracts.events import Envelope, SkillIngested
 from skillgym_core.contracts.topics import ALL_TOPICS, dlq
 from skillgym_core.errors import PoisonEventError
@@ -42,8 +43,9 @@ def ingest_and_publish(sources: list[Path], out_dir: Path, *, publish: bool) -> 
     publisher = BatchingPublisher(bus, batch_size=PUBLISH_BATCH, before_flush=store.wait)
 
     def emit(payload: SkillIngested) -> None:
-        event = Envelope.wrap(payload, producer="ingest", correlation_id=settings.correlation_id)
-        publisher.add(event.type, event.key, event.to_bytes())
+        record = to_record(Envelope.wrap(payload, producer="ingest", correlation_id=settings.correlation_id),
+                           settings.event_mode)
+        publisher.add(record.topic, record.key, record.value, record.headers)
 
     try:
         with RecordWriter(out_dir) as writer, publisher:
@@ -74,7 +76,7 @@ def read_all_events(settings: CommonSettings, idle_s: float = 5.0, max_s: float 
                 last = time.monotonic()
             for delivery in batch:
                 try:
-                    events.append(Envelope.from_bytes(delivery.value))
+                    events.append(read_event(delivery))
                 except PoisonEventError:
                     continue
     finally:

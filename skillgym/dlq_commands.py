@@ -134,16 +134,19 @@ def summary(letter: DeadLetter, status: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-KNOWN_FIELDS = {"service", "topic", "partition", "offset", "key", "attempts", "error", "value_b64"}
+KNOWN_FIELDS = {"service", "topic", "partition", "offset", "key", "attempts", "error", "value_b64", "headers_b64"}
 
 
 def in_full(letter: DeadLetter, status: str) -> dict[str, Any]:
     """The letter with its error, where the original event was read from, the letter's other
-    fields, and the original event decoded (or its bytes as text when they are no event)."""
+    fields, the original record's headers, and the original event decoded (or its bytes as text
+    when they are no event)."""
     if letter.event is not None:
         original: dict[str, Any] = {"event": letter.event.model_dump(mode="json")}
     else:
         original = {"value": None if letter.value is None else letter.value.decode("utf-8", "replace")}
+    if letter.headers:
+        original["headers"] = [[name, value.decode("utf-8", "replace")] for name, value in letter.headers]
     return {
         **summary(letter, status),
         "error": letter.error,

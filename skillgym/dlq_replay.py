@@ -76,7 +76,7 @@ def replay(selected: Sequence[DeadLetter], read: Sequence[DeadLetter], bus: Bus,
         if first.value is None or first.event is None:
             report.not_replayable += len(due)
             continue
-        bus.publish(first.topic, first.key, first.value)
+        bus.publish(first.topic, first.key, first.value, first.headers)
         ledger.record(due)
         report.replayed += len(due)
     report.remaining = sum(1 for letter in read if ledger.status(letter) == "remaining")

@@ -1,5 +1,7 @@
 """Embedded mode: every service in one process over the in-memory bus, a local store under the
-output directory and the local sandbox. Same service code as the distributed mode."""
+output directory and the local sandbox. Same service code as the distributed mode. The bus ends
+with the run; its records are kept below the output directory: the events in ``events/``, the
+dead letters in ``dlq/``."""
 
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ from typing import Any
 
 from skillgym_core.bus.dlq import RUN_LOG_DIR, write_dead_letter_log
 from skillgym_core.bus.memory import MemoryBus
+from skillgym_core.bus.record_log import EVENT_LOG_DIR, write_record_log
 from skillgym_core.context import ServiceContext
+from skillgym_core.contracts.cloudevents import publish_event, read_event
 from skillgym_core.contracts.events import Envelope
-from skillgym_core.contracts.topics import ALL_TOPICS, TRAINING_COMPLETED, dlq
+from skillgym_core.contracts.topics import ALL_TOPICS, dlq
 from skillgym_core.errors import SkillGymError
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.service import Worker
@@ -97,11 +101,11 @@ def run_pipeline(
         notify("ingest", {})
         result = ingest(list(sources), store=store)
         write_outputs(result, out_dir / "ingest")
+        settings = CommonSettings()
         for payload in result.events:
-            event = Envelope.wrap(payload, producer="ingest", correlation_id=out_dir.name)
-            bus.publish(event.type, event.key, event.to_bytes())
+            publish_event(bus, Envelope.wrap(payload, producer="ingest", correlation_id=out_dir.name), settings.event_mode)
         services = {name: create_service(name, ctx) for name in PIPELINE_ORDER}
-        concurrency = CommonSettings().worker_concurrency
+        concurrency = settings.worker_concurrency
         workers = [Worker(services[name], bus, store, backoff_s=0.05, transient_patience_s=TRANSIENT_PATIENCE_S,
                           concurrency=concurrency) for name in PIPELINE_ORDER]
         while True:
@@ -119,10 +123,12 @@ def run_pipeline(
             completed = trainer.train_now()  # type: ignore[attr-defined]
             if completed is not None:
                 event = Envelope.wrap(completed, producer="trainer", correlation_id=out_dir.name)
-                bus.publish(TRAINING_COMPLETED, event.key, event.to_bytes())
+                publish_event(bus, event, settings.event_mode)
 
     write_dead_letter_log(out_dir / RUN_LOG_DIR, (record for topic in ALL_TOPICS for record in bus.records(dlq(topic))))
-    events = [Envelope.from_bytes(record.value) for topic in ALL_TOPICS for record in bus.records(topic)]
+    records = [record for topic in ALL_TOPICS for record in bus.records(topic)]
+    write_record_log(out_dir / EVENT_LOG_DIR, records)
+    events = [read_event(record) for record in records]
     accepted = sum(1 for record in result.records if record.accepted)
     build_reports = list(read_build_reports(store))
     summary = summarize(events, skills_seen=len(result.records), skills_accepted=accepted,

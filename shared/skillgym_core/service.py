@@ -11,7 +11,6 @@ Poison and non-retryable events go to ``<topic>.dlq`` at once, other handler exc
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import threading
@@ -24,13 +23,17 @@ from functools import partial
 from typing import Protocol, TypeVar
 
 from skillgym_core import keys, metrics
-from skillgym_core.bus.base import Bus, Delivery, Outgoing, Subscription, TopicPartition
+from skillgym_core.bus.base import Bus, Delivery, Subscription, TopicPartition
+from skillgym_core.bus.letters import dead_letter
+from skillgym_core.contracts.cloudevents import EventMode, read_event, to_record
 from skillgym_core.contracts.events import Envelope, Payload
 from skillgym_core.contracts.topics import dlq
+from skillgym_core.contracts.topology import consumer_group
 from skillgym_core.errors import PoisonEventError, SkillGymError, TransientError
 from skillgym_core.failures import FailureKind, ProcessingInterrupted, backoff_delay, classify, dependency_of, describe
 from skillgym_core.health import BROKER, STORE, DependencyHealth, ProgressTracker
 from skillgym_core.lanes import committable, run_lanes
+from skillgym_core.settings import CommonSettings
 from skillgym_core.store.base import Store, put_json
 
 log = logging.getLogger(__name__)
@@ -81,6 +84,7 @@ class Worker:
         transient_patience_s: float | None = None,
         commit_interval_s: float = 1.0,
         concurrency: int = 1,
+        event_mode: EventMode | None = None,
     ) -> None:
         """``pause`` waits between retries (a stop event's ``wait`` makes the waits interruptible).
         ``transient_patience_s`` bounds how long a handler's transient failure is waited out for
@@ -88,14 +92,15 @@ class Worker:
         service should; a one-shot run must end). Handled records are committed together at the
         end of their batch, or once ``commit_interval_s`` passed since the last commit. A service
         marked ``concurrent`` has the records of one batch handled on up to ``concurrency``
-        threads, one lane per key (see :mod:`skillgym_core.lanes`)."""
+        threads, one lane per key (see :mod:`skillgym_core.lanes`). Outputs are published as
+        CloudEvents in ``event_mode`` (None: the ``SKILLGYM_EVENT_MODE`` setting)."""
         self.service = service
         self.bus = bus
         self.store = store
         self.max_attempts = max_attempts
         self.backoff_s = backoff_s
         self.backoff_max_s = backoff_max_s
-        self.group = group or f"skillgym-{service.name}"
+        self.group = group or consumer_group(service.name)
         self.health = health or DependencyHealth(service.name)
         self.progress = progress or ProgressTracker()
         self.pause = pause
@@ -108,6 +113,7 @@ class Worker:
         self.transient_patience_s = transient_patience_s
         self.commit_interval_s = commit_interval_s
         self.concurrency = concurrency if getattr(service, "concurrent", False) else 1
+        self.event_mode: EventMode = event_mode or CommonSettings().event_mode
         self._last_commit = time.monotonic()
         self._transient_since: dict[RecordId, float] = {}
         for topic in service.consumes:
@@ -213,7 +219,7 @@ class Worker:
         dependency failed; the record must then be delivered again."""
         name, topic = self.service.name, delivery.topic
         try:
-            event = Envelope.from_bytes(delivery.value)
+            event = read_event(delivery)
         except PoisonEventError as exc:
             metrics.EVENTS_FAILED.labels(name, topic, exc.reason).inc()
             self._dead_letter(delivery, exc, attempts=0)
@@ -280,22 +286,13 @@ class Worker:
                 metrics.HANDLER_SECONDS.labels(name, topic).observe(time.perf_counter() - started)
 
     def _publish(self, outputs: Sequence[Envelope]) -> None:
-        self.bus.publish_many([Outgoing(out.type, out.key, out.to_bytes()) for out in outputs])
+        self.bus.publish_many([to_record(out, self.event_mode) for out in outputs])
         for out in outputs:
             metrics.EVENTS_PRODUCED.labels(self.service.name, out.type).inc()
             self.stats.count("produced")
 
     def _dead_letter(self, delivery: Delivery, exc: BaseException, *, attempts: int) -> None:
-        record = {
-            "service": self.service.name,
-            "topic": delivery.topic,
-            "partition": delivery.partition,
-            "offset": delivery.offset,
-            "key": delivery.key,
-            "attempts": attempts,
-            "error": describe(exc),
-            "value_b64": base64.b64encode(delivery.value).decode(),
-        }
+        record = dead_letter(self.service.name, delivery, attempts, describe(exc))
         value = json.dumps(record, default=str).encode()
         self._step(BROKER, "dead-letter", lambda: self.bus.publish(dlq(delivery.topic), delivery.key, value), delivery)
         metrics.EVENTS_DLQ.labels(self.service.name, delivery.topic).inc()

@@ -25,6 +25,9 @@ class CommonSettings(BaseSettings):
     kafka_batch_bytes: int = Field(256 * 1024, ge=1024, description="the producer's batch size per partition")
     kafka_compression: Literal["none", "gzip"] = Field("none", description="compression of produced batches")
     topic_prefix: str = Field("", description="prefix for every topic and consumer group on a shared broker")
+    event_mode: Literal["binary", "structured"] = Field(
+        "binary", description="CloudEvents content mode of published events (consumers read either, and envelopes)"
+    )
 
     store: Literal["local", "s3"] = "local"
     store_root: Path = Path("out/store")

@@ -13,6 +13,7 @@ from prometheus_client import REGISTRY
 from skillgym_core.bus.base import Bus
 from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.contracts import topics
+from skillgym_core.contracts.cloudevents import from_record, publish_event, read_event, record_mode
 from skillgym_core.contracts.events import EnvBuilt, Envelope, Payload, SkillIngested
 from skillgym_core.errors import ContractError, SandboxError, TransientError
 from skillgym_core.service import Worker
@@ -88,7 +89,7 @@ def test_handles_and_publishes_then_commits(bus: MemoryBus, store: LocalStore) -
 
     drain(worker)
 
-    outputs = [Envelope.from_bytes(d.value) for d in bus.records(topics.ENV_BUILT)]
+    outputs = [read_event(d) for d in bus.records(topics.ENV_BUILT)]
     assert len(outputs) == 1
     built = outputs[0].payload_as(EnvBuilt)
     assert store.get_bytes(built.package_key) == b"package of name-skill-1 (skill-1)"
@@ -110,7 +111,7 @@ def test_a_redelivered_event_runs_once_and_republishes_recorded_outputs(bus: Mem
 
     assert len(service.call_times) == 1
     assert list(store.list("packages/")) and len(list(store.list("packages/"))) == 1
-    outputs = [Envelope.from_bytes(d.value) for d in bus.records(topics.ENV_BUILT)]
+    outputs = [read_event(d) for d in bus.records(topics.ENV_BUILT)]
     assert len(outputs) == 2
     assert outputs[0] == outputs[1]
     assert worker.stats.duplicates == 1
@@ -234,3 +235,30 @@ def test_unexpected_exceptions_are_dead_lettered_by_type(bus: MemoryBus, store: 
     record = json.loads(bus.records(topics.dlq(topics.SKILL_INGESTED))[0].value)
     assert record["attempts"] == 2
     assert record["error"]["error"] == "KeyError"
+
+
+def test_outputs_are_binary_cloudevents_unless_the_setting_asks_for_structured(
+    bus: MemoryBus, store: LocalStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    publish(bus, skill_event())
+    drain(Worker(PackageBuilder(store), bus, store, group="g"))
+    monkeypatch.setenv("SKILLGYM_EVENT_MODE", "structured")
+    publish_event(bus, skill_event("skill-2"), "binary")
+    drain(Worker(PackageBuilder(store), bus, store, group="g"))
+
+    binary, structured = bus.records(topics.ENV_BUILT)
+    assert record_mode(binary.headers) == "binary" and dict(binary.headers)["ce_producer"] == b"test-builder"
+    assert record_mode(structured.headers) == "structured"
+    assert [read_event(r).payload_as(EnvBuilt).skill_id for r in (binary, structured)] == ["skill-1", "skill-2"]
+
+
+def test_a_dead_lettered_binary_event_keeps_its_headers(bus: MemoryBus, store: LocalStore) -> None:
+    event = skill_event()
+    publish_event(bus, event, "binary")
+    drain(Worker(PackageBuilder(store, always_fail=True), bus, store, group="g", max_attempts=1, backoff_s=0))
+
+    (letter,) = bus.records(topics.dlq(topics.SKILL_INGESTED))
+    record = json.loads(letter.value)
+    headers = tuple((name, base64.b64decode(value)) for name, value in record["headers_b64"])
+    assert headers == bus.records(topics.SKILL_INGESTED)[0].headers
+    assert from_record(base64.b64decode(record["value_b64"]), headers) == event

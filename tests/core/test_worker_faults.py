@@ -11,6 +11,7 @@ import pytest
 from skillgym_core.bus.base import Subscription
 from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.contracts import topics
+from skillgym_core.contracts.cloudevents import read_event
 from skillgym_core.contracts.events import EnvBuilt, Envelope, Payload, SkillIngested
 from skillgym_core.errors import ContractError, DependencyUnavailable, MalformedModelOutput, StoreUnavailable
 from skillgym_core.failures import ProcessingInterrupted
@@ -55,7 +56,7 @@ def drain(worker: Worker, rounds: int = 30) -> None:
 
 
 def built_task_ids(memory: MemoryBus) -> list[str]:
-    return [Envelope.from_bytes(d.value).payload_as(EnvBuilt).task_id for d in memory.records(topics.ENV_BUILT)]
+    return [read_event(d).payload_as(EnvBuilt).task_id for d in memory.records(topics.ENV_BUILT)]
 
 
 def calls(worker: Worker) -> int:
@@ -149,7 +150,7 @@ def test_a_commit_failure_redelivers_and_the_done_marker_answers(
     assert memory.pending("g", [topics.SKILL_INGESTED]) == 0
     assert memory.records(topics.dlq(topics.SKILL_INGESTED)) == []
     # the batch was published, then not committed (twice): it is published again, the same events
-    outputs = [Envelope.from_bytes(d.value) for d in memory.records(topics.ENV_BUILT)]
+    outputs = [read_event(d) for d in memory.records(topics.ENV_BUILT)]
     assert sorted({out.payload_as(EnvBuilt).task_id for out in outputs}) == sorted(f"task-{i}" for i in ids)
     assert len({out.event_id for out in outputs}) == 3
     assert len(outputs) == 3 * 3
@@ -360,9 +361,7 @@ def test_an_unreadable_done_marker_is_handled_again_and_rewritten(
 
     assert_all_handled_once(worker, memory, ["skill-0"])
     assert calls(worker) == 1
-    assert json.loads(store.inner.get_bytes(marker))[0]["event_id"] == Envelope.from_bytes(
-        memory.records(topics.ENV_BUILT)[0].value
-    ).event_id
+    assert json.loads(store.inner.get_bytes(marker))[0]["event_id"] == read_event(memory.records(topics.ENV_BUILT)[0]).event_id
 
 
 class ConcurrentBuilder(PackageBuilder):
@@ -397,7 +396,7 @@ def test_a_concurrent_stage_handles_a_batch_on_several_threads_and_loses_nothing
     assert memory.pending("g", [topics.SKILL_INGESTED]) == 8 - 2  # committed up to the failed record
     drain(worker)
 
-    outputs = [Envelope.from_bytes(d.value) for d in memory.records(topics.ENV_BUILT)]
+    outputs = [read_event(d) for d in memory.records(topics.ENV_BUILT)]
     assert sorted({out.payload_as(EnvBuilt).task_id for out in outputs}) == sorted(f"task-{i}" for i in ids)
     assert len({out.event_id for out in outputs}) == 8  # repeats are the same events, published again
     assert calls(worker) == 8 and worker.stats.dead_lettered == 0  # each skill built once

@@ -18,7 +18,9 @@ from skillgym_core import keys
 from skillgym_core.archive import pack_dir
 from skillgym_core.bus.kafka import KafkaBus
 from skillgym_core.bus.prefixed import PrefixedBus
+from skillgym_core.bus.snapshot import KafkaSnapshot
 from skillgym_core.contracts import topics
+from skillgym_core.contracts.cloudevents import publish_event
 from skillgym_core.contracts.events import EnvBuilt, Envelope
 from skillgym_core.store.s3 import S3Store
 
@@ -26,6 +28,7 @@ from skillgym.embedded import EmbeddedOptions, run_pipeline
 from tests.dashboards.promql import RULES, Query, all_queries
 from tests.e2e.conftest import EXAMPLE_SKILLS, STAGE_COUNTS
 from tests.e2e.distributed import Cluster, running_cluster, wait_for_training
+from tests.support.event_contracts import violations
 from tests.support.scripted_llm import ScriptedLLMServer
 from tests.support.services import KafkaServer, PrometheusServer, S3Server, start_prometheus, start_pushgateway
 from tests.validator.tasks import make_task
@@ -69,7 +72,7 @@ def _inject_faults(cluster: Cluster, workdir: Path) -> None:
         sub = bus.subscribe([topics.SKILL_INGESTED], "e2e-replay")
         first = next(d for d in sub.poll(timeout_s=10, max_records=50) if d.key != "poison")
         sub.close()
-        bus.publish(topics.SKILL_INGESTED, first.key, first.value)
+        bus.publish(topics.SKILL_INGESTED, first.key, first.value, first.headers)
 
         broken = make_task(workdir / "broken", name="broken", test_sh=ALWAYS_PASS)
         key = store.put_bytes(keys.task_package("task-broken"), pack_dir(broken.root))
@@ -78,7 +81,7 @@ def _inject_faults(cluster: Cluster, workdir: Path) -> None:
             producer="e2e",
             correlation_id="faults",
         )
-        bus.publish(event.type, event.key, event.to_bytes())
+        publish_event(bus, event)
     finally:
         bus.close()
 
@@ -156,6 +159,18 @@ def test_counts_match_the_embedded_run(run: DistributedRun) -> None:
     assert {k: run.distributed[k] for k in STAGE_COUNTS} == {k: run.embedded[k] for k in STAGE_COUNTS}
     assert run.distributed["training_loss_last"] < run.distributed["training_loss_first"]
     assert run.funnel["found"] == run.embedded["skills_seen"]
+
+
+def test_every_event_on_every_topic_is_a_valid_cloudevent(run: DistributedRun) -> None:
+    snapshot = KafkaSnapshot(run.cluster.env["SKILLGYM_KAFKA_BOOTSTRAP"], prefix=run.cluster.env["SKILLGYM_TOPIC_PREFIX"])
+    try:
+        records = [record for topic in topics.ALL_TOPICS for record in snapshot.read(topic)]
+    finally:
+        snapshot.close()
+    assert {record.topic for record in records} >= set(topics.ALL_TOPICS) - {topics.HARDENING_REQUESTED}
+    made_here = {"poison", "task-broken"}  # _inject_faults' poison record and hand-made task
+    assert violations([r for r in records if r.key not in made_here]) == []
+    assert violations([r for r in records if r.key == "task-broken"], known_publishers=False) == []
 
 
 def test_services_report_health_and_metrics(run: DistributedRun) -> None:

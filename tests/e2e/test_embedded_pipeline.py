@@ -6,9 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from skillgym_core.bus.record_log import EVENT_LOG_DIR, read_record_log
+from skillgym_core.contracts.cloudevents import record_mode
+from skillgym_core.contracts.topics import ALL_TOPICS, ENV_FEEDBACK, HARDENING_REQUESTED
 
 from skillgym.embedded import EmbeddedOptions, run_pipeline
 from tests.e2e.conftest import EXAMPLE_SKILLS, STAGE_COUNTS
+from tests.support.event_contracts import violations
 from tests.support.scripted_llm import ScriptedLLMServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -39,6 +43,11 @@ def test_embedded_pipeline_counts_every_stage_and_loss_falls(
     assert built == summary["tasks_built"] == funnel["tasks"]["tasks_built"]
     skipped = sum(funnel["build"]["skills_skipped_by_reason"].values())
     assert skipped <= funnel["build"]["skills_without_task"]
+
+    kept = [record for topic in ALL_TOPICS for record, _ in read_record_log(tmp_path / "run" / EVENT_LOG_DIR, topic)]
+    assert {record.topic for record in kept} >= set(ALL_TOPICS) - {ENV_FEEDBACK, HARDENING_REQUESTED}
+    assert {record_mode(record.headers) for record in kept} == {"binary"}
+    assert violations(kept) == []
 
 
 def test_rerun_skips_finished_work_and_gives_the_same_counts(tmp_path: Path) -> None:

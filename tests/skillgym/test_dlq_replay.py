@@ -9,6 +9,7 @@ from skillgym_core import keys
 from skillgym_core.bus.dlq import MemoryDeadLetters
 from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.contracts import topics
+from skillgym_core.contracts.cloudevents import publish_event, read_event
 from skillgym_core.errors import ContractError
 from skillgym_core.service import Worker
 from skillgym_core.store.local import LocalStore
@@ -63,3 +64,16 @@ def test_only_the_selected_letters_are_replayed(tmp_path: Path) -> None:
     report = replay(letters[1:], letters, bus, store)
     assert (report.replayed, report.remaining) == (1, 1)
     assert bus.records(topics.SKILL_INGESTED)[-1].value == letters[1].value
+
+
+def test_a_replayed_binary_event_is_published_with_its_headers(tmp_path: Path) -> None:
+    bus, store = MemoryBus(), LocalStore(tmp_path / "store")
+    event = skill_event("skill-binary")
+    publish_event(bus, event, "binary")
+    Worker(PackageBuilder(store, always_fail=True), bus, store, group="g", max_attempts=1).run_once()
+    letters = MemoryDeadLetters(bus).read(SKILL_DLQ)
+
+    assert replay(letters, letters, bus, store).replayed == 1
+    original, replayed = bus.records(topics.SKILL_INGESTED)
+    assert (replayed.key, replayed.value, replayed.headers) == (original.key, original.value, original.headers)
+    assert read_event(replayed) == event

@@ -12,6 +12,7 @@ import pytest
 import uvicorn
 from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.contracts import topics
+from skillgym_core.contracts.cloudevents import read_event
 from skillgym_core.contracts.events import EnvBuilt, Envelope, Payload
 from skillgym_core.store.local import LocalStore
 
@@ -74,7 +75,7 @@ def test_health_readiness_and_metrics_over_http(served: Served) -> None:
     deadline = time.monotonic() + 10
     while not bus.records(topics.ENV_BUILT) and time.monotonic() < deadline:
         time.sleep(0.05)
-    built = [Envelope.from_bytes(r.value) for r in bus.records(topics.ENV_BUILT)]
+    built = [read_event(r) for r in bus.records(topics.ENV_BUILT)]
     assert [e.payload_as(EnvBuilt).task_id for e in built] == ["task-skill-1"]
     assert built[0].correlation_id == "c"
 

@@ -8,7 +8,7 @@ import threading
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 
-from skillgym_core.bus.base import Bus, Delivery, Outgoing, Subscription, TopicPartition
+from skillgym_core.bus.base import Bus, Delivery, Headers, Outgoing, Subscription, TopicPartition
 from skillgym_core.errors import DependencyUnavailable, StoreUnavailable, TransientError
 from skillgym_core.store.base import Store
 
@@ -84,14 +84,14 @@ class FaultyBus(_Faults):
         super().__init__()
         self.inner = inner
 
-    def publish(self, topic: str, key: str | None, value: bytes) -> None:
+    def publish(self, topic: str, key: str | None, value: bytes, headers: Headers = ()) -> None:
         if self.should_fail("publish", topic):
             raise TransientError(f"kafka publish failed: broker down ({topic})", action="publish", topic=topic)
-        self.inner.publish(topic, key, value)
+        self.inner.publish(topic, key, value, headers)
 
     def publish_many(self, records: Sequence[Outgoing]) -> None:
         for record in records:  # a failure leaves the records before it published, as Kafka may
-            self.publish(record.topic, record.key, record.value)
+            self.publish(record.topic, record.key, record.value, record.headers)
 
     def subscribe(self, topics: Sequence[str], group: str, *, from_beginning: bool = True) -> Subscription:
         return FaultySubscription(self.inner.subscribe(topics, group, from_beginning=from_beginning), self)

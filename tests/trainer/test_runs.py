@@ -12,6 +12,7 @@ from skillgym_core import keys
 from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts import topics
+from skillgym_core.contracts.cloudevents import read_event
 from skillgym_core.contracts.events import Envelope, TrainingCompleted
 from skillgym_core.errors import TransientError
 from skillgym_core.service import Worker
@@ -64,7 +65,7 @@ def publish(bus: MemoryBus, event: Envelope) -> None:
 
 
 def completions(bus: MemoryBus) -> list[Envelope]:
-    return [Envelope.from_bytes(record.value) for record in bus.records(topics.TRAINING_COMPLETED)]
+    return [read_event(record) for record in bus.records(topics.TRAINING_COMPLETED)]
 
 
 def test_a_run_killed_mid_training_resumes_from_its_checkpoint_and_completes_once(tmp_path: Path) -> None:

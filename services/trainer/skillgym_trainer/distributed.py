@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgym_core.bus.factory import make_bus
+from skillgym_core.contracts.cloudevents import publish_event
 from skillgym_core.contracts.events import Envelope, TrainingCompleted
 from skillgym_core.store.base import Store, put_json
 from skillgym_core.store.factory import make_store
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace, settings: TrainerSettings | None = None) -> Tr
         )
         bus = make_bus(settings)
         envelope = Envelope.wrap(completed, producer="trainer", correlation_id=settings.correlation_id)
-        bus.publish(envelope.type, envelope.key, envelope.to_bytes())
+        publish_event(bus, envelope, settings.event_mode)
         bus.close()
     return result
 

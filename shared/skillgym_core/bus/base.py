@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 TopicPartition = tuple[str, int]
+# Kafka record headers: (name, value) pairs in order; a name may repeat.
+Headers = tuple[tuple[str, bytes], ...]
 
 
 @dataclass(frozen=True)
@@ -22,10 +24,15 @@ class Delivery:
     offset: int
     key: str | None
     value: bytes
+    headers: Headers = ()
 
     @property
     def topic_partition(self) -> TopicPartition:
         return (self.topic, self.partition)
+
+    def header(self, name: str) -> bytes | None:
+        """The value of the last header called ``name`` (None when there is none)."""
+        return header_value(self.headers, name)
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,16 @@ class Outgoing:
     topic: str
     key: str | None
     value: bytes
+    headers: Headers = ()
+
+
+def header_value(headers: Headers, name: str) -> bytes | None:
+    """The value of the last header called ``name`` in ``headers`` (None when there is none)."""
+    found = None
+    for header, value in headers:
+        if header == name:
+            found = value
+    return found
 
 
 def highest_per_partition(deliveries: Sequence[Delivery]) -> dict[TopicPartition, int]:
@@ -75,7 +92,7 @@ class Subscription(Protocol):
 
 @runtime_checkable
 class Bus(Protocol):
-    def publish(self, topic: str, key: str | None, value: bytes) -> None:
+    def publish(self, topic: str, key: str | None, value: bytes, headers: Headers = ()) -> None:
         """Durably append one record (returns once the broker acknowledged it)."""
         ...
 

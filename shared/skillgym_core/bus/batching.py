@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from types import TracebackType
 
-from skillgym_core.bus.base import Bus, Outgoing
+from skillgym_core.bus.base import Bus, Headers, Outgoing
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +29,8 @@ class BatchingPublisher:
         self.published = 0
         self._pending: list[Outgoing] = []
 
-    def add(self, topic: str, key: str | None, value: bytes) -> None:
-        self._pending.append(Outgoing(topic, key, value))
+    def add(self, topic: str, key: str | None, value: bytes, headers: Headers = ()) -> None:
+        self._pending.append(Outgoing(topic, key, value, headers))
         if len(self._pending) >= self.batch_size:
             self.flush()
 

@@ -11,22 +11,24 @@ import base64
 import binascii
 import datetime as dt
 import json
-import time
-from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from skillgym_core.bus.base import Delivery
+from skillgym_core.bus.base import Delivery, Headers
+from skillgym_core.bus.letters import decode_headers
 from skillgym_core.bus.memory import MemoryBus
+from skillgym_core.bus.record_log import RecordLogError, log_path, read_record_log, write_record_log
+from skillgym_core.bus.snapshot import KafkaSnapshot, TopicReadError
+from skillgym_core.contracts.cloudevents import from_record
 from skillgym_core.contracts.events import Envelope
 from skillgym_core.contracts.topics import DLQ_SUFFIX
 from skillgym_core.errors import PoisonEventError, SkillGymError
 from skillgym_core.ids import sha256_hex
 
 RUN_LOG_DIR = "dlq"  # below an embedded run's directory: one ``<topic>.dlq.jsonl`` per dead-letter topic
-LOG_SUFFIX = ".jsonl"
 WHEN_FIELDS = ("dead_lettered_at", "timestamp", "time")
 
 
@@ -52,6 +54,7 @@ class DeadLetter:
     event: Envelope | None
     error: dict[str, Any]
     record: dict[str, Any]  # the letter as written
+    headers: Headers = ()  # the original event's record headers (its CloudEvents attributes in binary mode)
 
 
 def parse_dead_letter(delivery: Delivery, broker_time: dt.datetime | None = None) -> DeadLetter:
@@ -63,7 +66,8 @@ def parse_dead_letter(delivery: Delivery, broker_time: dt.datetime | None = None
         loaded = None
     record: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
     value = _decode_value(record.get("value_b64"))
-    event = _envelope(value)
+    headers = decode_headers(record.get("headers_b64"))
+    event = _event(value, headers)
     raw_error = record.get("error")
     error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {"message": str(raw_error or "")}
     topic = record.get("topic")
@@ -84,6 +88,7 @@ def parse_dead_letter(delivery: Delivery, broker_time: dt.datetime | None = None
         event=event,
         error=error,
         record=record,
+        headers=headers,
     )
 
 
@@ -96,11 +101,11 @@ def _decode_value(encoded: object) -> bytes | None:
         return None
 
 
-def _envelope(value: bytes | None) -> Envelope | None:
+def _event(value: bytes | None, headers: Headers) -> Envelope | None:
     if value is None:
         return None
     try:
-        return Envelope.from_bytes(value)
+        return from_record(value, headers)
     except PoisonEventError:
         return None
 
@@ -162,22 +167,7 @@ class MemoryDeadLetters:
 def write_dead_letter_log(directory: Path, records: Iterable[Delivery]) -> None:
     """Keep an embedded run's dead letters (its bus ends with it): one file per dead-letter
     topic, replacing what an earlier run in the same directory left."""
-    by_topic: dict[str, list[Delivery]] = defaultdict(list)
-    for delivery in records:
-        by_topic[delivery.topic].append(delivery)
-    directory.mkdir(parents=True, exist_ok=True)
-    for stale in directory.glob(f"*{DLQ_SUFFIX}{LOG_SUFFIX}"):
-        if stale.name.removesuffix(LOG_SUFFIX) not in by_topic:
-            stale.unlink()
-    # the in-memory bus keeps no record times: when the log was written stands in for a letter's own
-    logged_at = dt.datetime.now(dt.UTC).isoformat()
-    for topic, deliveries in by_topic.items():
-        lines = [
-            json.dumps({"partition": d.partition, "offset": d.offset, "key": d.key, "logged_at": logged_at,
-                        "value_b64": base64.b64encode(d.value).decode()})
-            for d in deliveries
-        ]  # fmt: skip
-        (directory / f"{topic}{LOG_SUFFIX}").write_text("".join(line + "\n" for line in lines))
+    write_record_log(directory, records, replaces=f"*{DLQ_SUFFIX}")
 
 
 class LoggedDeadLetters:
@@ -195,129 +185,54 @@ class LoggedDeadLetters:
     def describe(self) -> str:
         return str(self.directory)
 
-    def _path(self, dlq_topic: str) -> Path:
-        return self.directory / f"{dlq_topic}{LOG_SUFFIX}"
-
     def holds(self, dlq_topic: str) -> bool:
-        return self._path(dlq_topic).is_file()
+        return log_path(self.directory, dlq_topic).is_file()
 
     def read(self, dlq_topic: str) -> list[DeadLetter]:
-        if not self.holds(dlq_topic):
-            return []
-        letters = []
-        for number, line in enumerate(self._path(dlq_topic).read_text().splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                value = base64.b64decode(row["value_b64"])
-                delivery = Delivery(dlq_topic, int(row["partition"]), int(row["offset"]), row.get("key"), value)
-            except (ValueError, KeyError, TypeError) as exc:
-                raise DeadLetterError(
-                    f"{self._path(dlq_topic)}:{number}: not a dead-letter log line",
-                    reason="unreadable_dlq_log",
-                    path=str(self._path(dlq_topic)),
-                    line=number,
-                ) from exc
-            letters.append(parse_dead_letter(delivery, parse_time(row.get("logged_at"))))
-        return letters
+        try:
+            logged = read_record_log(self.directory, dlq_topic)
+        except RecordLogError as exc:
+            raise DeadLetterError(str(exc), reason="unreadable_dlq_log", **exc.details) from exc
+        return [parse_dead_letter(delivery, parse_time(logged_at)) for delivery, logged_at in logged]
 
     def close(self) -> None:
         pass
 
 
 class KafkaDeadLetters:
-    """Reads dead-letter topics with a consumer in no group: it assigns itself every partition,
-    reads from the first record to the end offsets taken when it started, and commits nothing."""
+    """Reads dead-letter topics with a consumer in no group (:class:`KafkaSnapshot`): from the
+    first record to the end offsets taken when reading started, committing nothing."""
+
+    ERROR_REASONS = {"topic_read_failed": "dlq_read_failed", "topic_read_timeout": "dlq_read_timeout"}
 
     def __init__(self, bootstrap: str, *, prefix: str = "", timeout_s: float = 10.0) -> None:
-        from kafka import KafkaConsumer  # type: ignore[import-untyped,unused-ignore]
-        from kafka.errors import KafkaError  # type: ignore[import-untyped,unused-ignore]
-
         self.bootstrap = bootstrap
-        self.prefix = prefix
-        self.timeout_s = timeout_s
-        self._topics: set[str] | None = None
-        timeout_ms = max(1000, int(timeout_s * 1000))
+        self._topics: dict[str, bool] = {}
+        with self._as_dead_letter_error():
+            self._snapshot = KafkaSnapshot(bootstrap, prefix=prefix, timeout_s=timeout_s)
+
+    @contextmanager
+    def _as_dead_letter_error(self) -> Iterator[None]:
         try:
-            self._consumer = KafkaConsumer(
-                bootstrap_servers=bootstrap,
-                group_id=None,
-                enable_auto_commit=False,
-                client_id="skillgym-dlq-reader",
-                request_timeout_ms=timeout_ms,
-                bootstrap_timeout_ms=timeout_ms,
-            )
-        except KafkaError as exc:
-            raise DeadLetterError(
-                f"no Kafka broker answered at {bootstrap} within {timeout_s:g} s ({type(exc).__name__})",
-                reason="broker_unreachable",
-                bootstrap=bootstrap,
-            ) from exc
+            yield
+        except TopicReadError as exc:
+            raise DeadLetterError(str(exc), reason=self.ERROR_REASONS.get(exc.reason, exc.reason), **exc.details) from exc
 
     def describe(self) -> str:
         return f"Kafka at {self.bootstrap}"
 
-    def _failure(self, action: str, exc: BaseException, topic: str) -> DeadLetterError:
-        return DeadLetterError(
-            f"reading {topic} from Kafka at {self.bootstrap} failed while {action}: {type(exc).__name__}: {exc}",
-            reason="dlq_read_failed",
-            bootstrap=self.bootstrap,
-            topic=topic,
-        )
-
     def holds(self, dlq_topic: str) -> bool:
-        from kafka.errors import KafkaError
-
-        if self._topics is None:
-            try:
-                self._topics = set(self._consumer.topics())
-            except KafkaError as exc:
-                raise self._failure("listing topics", exc, dlq_topic) from exc
-        return self.prefix + dlq_topic in self._topics
+        if dlq_topic not in self._topics:
+            with self._as_dead_letter_error():
+                self._topics[dlq_topic] = self._snapshot.exists(dlq_topic)
+        return self._topics[dlq_topic]
 
     def read(self, dlq_topic: str) -> list[DeadLetter]:
-        from kafka.errors import KafkaError
-        from kafka.structs import TopicPartition  # type: ignore[import-untyped,unused-ignore]
-
         if not self.holds(dlq_topic):
             return []
-        name = self.prefix + dlq_topic
-        timeout_ms = max(1000, int(self.timeout_s * 1000))
-        try:
-            partitions = [TopicPartition(name, p) for p in sorted(self._consumer.partitions_for_topic(name) or ())]
-            self._consumer.assign(partitions)
-            starts = self._consumer.beginning_offsets(partitions, timeout_ms=timeout_ms)
-            ends = self._consumer.end_offsets(partitions, timeout_ms=timeout_ms)
-            for tp in partitions:
-                self._consumer.seek(tp, starts[tp])
-            return self._read_until(dlq_topic, ends, {tp for tp in partitions if ends[tp] > starts[tp]})
-        except KafkaError as exc:
-            raise self._failure("reading", exc, dlq_topic) from exc
-        finally:
-            self._consumer.assign([])
-
-    def _read_until(self, dlq_topic: str, ends: dict[Any, int], unread: set[Any]) -> list[DeadLetter]:
-        letters: list[DeadLetter] = []
-        deadline = time.monotonic() + self.timeout_s
-        while unread:
-            if time.monotonic() > deadline:
-                raise DeadLetterError(
-                    f"reading {dlq_topic} from Kafka at {self.bootstrap} did not reach its end within {self.timeout_s:g} s",
-                    reason="dlq_read_timeout",
-                    topic=dlq_topic,
-                    read=len(letters),
-                )
-            for tp, records in self._consumer.poll(timeout_ms=500, max_records=500).items():
-                for record in records:
-                    if record.offset >= ends[tp]:
-                        continue  # written after reading started
-                    key = None if record.key is None else record.key.decode("utf-8", "replace")
-                    delivery = Delivery(dlq_topic, record.partition, record.offset, key, record.value)
-                    written = parse_time(record.timestamp) if record.timestamp and record.timestamp > 0 else None
-                    letters.append(parse_dead_letter(delivery, written))
-            unread = {tp for tp in unread if (self._consumer.position(tp, timeout_ms=1000) or 0) < ends[tp]}
-        return letters
+        with self._as_dead_letter_error():
+            records = self._snapshot.read_with_times(dlq_topic)
+        return [parse_dead_letter(delivery, written) for delivery, written in records]
 
     def close(self) -> None:
-        self._consumer.close(autocommit=False)
+        self._snapshot.close()

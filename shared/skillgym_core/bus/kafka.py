@@ -18,7 +18,7 @@ from kafka.errors import (  # type: ignore[import-untyped,unused-ignore]
 )
 from kafka.structs import OffsetAndMetadata, TopicPartition  # type: ignore[import-untyped,unused-ignore]
 
-from skillgym_core.bus.base import Delivery, Outgoing, highest_per_partition
+from skillgym_core.bus.base import Delivery, Headers, Outgoing, highest_per_partition
 from skillgym_core.contracts.topics import DLQ_SUFFIX, dlq
 from skillgym_core.errors import DependencyUnavailable, TransientError
 
@@ -37,6 +37,10 @@ def _encode_key(key: str | None) -> bytes | None:
 
 def _decode_key(raw: bytes | None) -> str | None:
     return None if raw is None else raw.decode("utf-8", "replace")
+
+
+def _encode_headers(headers: Headers) -> list[tuple[str, bytes]] | None:
+    return list(headers) if headers else None
 
 
 def with_dlqs(topics: Sequence[str]) -> list[str]:
@@ -134,10 +138,10 @@ class KafkaBus:
                 raise self._failure("connect", exc) from exc
         return self._admin_client
 
-    def publish(self, topic: str, key: str | None, value: bytes) -> None:
+    def publish(self, topic: str, key: str | None, value: bytes, headers: Headers = ()) -> None:
         producer = self._producer()
         try:
-            future = producer.send(topic, key=_encode_key(key), value=value)
+            future = producer.send(topic, key=_encode_key(key), value=value, headers=_encode_headers(headers))
             future.get(timeout=self.publish_timeout_s)
         except KafkaError as exc:
             raise self._failure("publish", exc, topic=topic, key=key) from exc
@@ -152,7 +156,10 @@ class KafkaBus:
         failed: list[tuple[Outgoing, BaseException]] = []
         for record in records:
             try:
-                futures.append((record, producer.send(record.topic, key=_encode_key(record.key), value=record.value)))
+                sent = producer.send(
+                    record.topic, key=_encode_key(record.key), value=record.value, headers=_encode_headers(record.headers)
+                )
+                futures.append((record, sent))
             except KafkaError as exc:
                 failed.append((record, exc))
                 break  # later records of the same key must not overtake this one
@@ -315,6 +322,7 @@ class KafkaSubscription:
                 offset=record.offset,
                 key=_decode_key(record.key),
                 value=record.value,
+                headers=tuple(record.headers) if record.headers else (),
             )
             for tp in sorted(batches, key=lambda tp: (tp.topic, tp.partition))
             for record in batches[tp]

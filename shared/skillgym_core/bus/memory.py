@@ -8,7 +8,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 
-from skillgym_core.bus.base import Delivery, Outgoing, TopicPartition, highest_per_partition
+from skillgym_core.bus.base import Delivery, Headers, Outgoing, TopicPartition, highest_per_partition
 
 
 class MemoryBus:
@@ -17,15 +17,15 @@ class MemoryBus:
         self._committed: dict[tuple[str, str], int] = {}
         self._lock = threading.Condition()
 
-    def publish(self, topic: str, key: str | None, value: bytes) -> None:
+    def publish(self, topic: str, key: str | None, value: bytes, headers: Headers = ()) -> None:
         with self._lock:
             log = self._logs[topic]
-            log.append(Delivery(topic=topic, partition=0, offset=len(log), key=key, value=value))
+            log.append(Delivery(topic=topic, partition=0, offset=len(log), key=key, value=value, headers=tuple(headers)))
             self._lock.notify_all()
 
     def publish_many(self, records: Sequence[Outgoing]) -> None:
         for record in records:
-            self.publish(record.topic, record.key, record.value)
+            self.publish(record.topic, record.key, record.value, record.headers)
 
     def subscribe(self, topics: Sequence[str], group: str, *, from_beginning: bool = True) -> MemorySubscription:
         with self._lock:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from skillgym_core.bus.base import Bus, Delivery, Outgoing, Subscription, TopicPartition
+from skillgym_core.bus.base import Bus, Delivery, Headers, Outgoing, Subscription, TopicPartition
 
 
 class PrefixedSubscription:
@@ -44,8 +44,8 @@ class PrefixedBus:
         self.inner = inner
         self.prefix = prefix
 
-    def publish(self, topic: str, key: str | None, value: bytes) -> None:
-        self.inner.publish(self.prefix + topic, key, value)
+    def publish(self, topic: str, key: str | None, value: bytes, headers: Headers = ()) -> None:
+        self.inner.publish(self.prefix + topic, key, value, headers)
 
     def publish_many(self, records: Sequence[Outgoing]) -> None:
         self.inner.publish_many([replace(r, topic=self.prefix + r.topic) for r in records])

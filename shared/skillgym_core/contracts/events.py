@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import datetime as dt
+import typing
 from typing import Annotated, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -29,6 +30,8 @@ class Payload(BaseModel):
 
 
 class SkillIngested(Payload):
+    """A skill ingest accepted: its record and its files are in the store."""
+
     topic = topics.SKILL_INGESTED
     key_field = "skill_id"
     kind: Literal["skill-ingested"] = "skill-ingested"
@@ -40,6 +43,8 @@ class SkillIngested(Payload):
 
 
 class EnvBuilt(Payload):
+    """A task (a Harbor task directory, archived in the store) built for a skill, or a revision of one."""
+
     topic = topics.ENV_BUILT
     key_field = "task_id"
     kind: Literal["env-built"] = "env-built"
@@ -83,6 +88,8 @@ class EnvFeedback(Payload):
 
 
 class EnvValidated(Payload):
+    """The validator's verdict on an approved task. Valid tasks go on to sampling."""
+
     topic = topics.ENV_VALIDATED
     key_field = "task_id"
     kind: Literal["env-validated"] = "env-validated"
@@ -97,6 +104,8 @@ class EnvValidated(Payload):
 
 
 class TrajectoryVerified(Payload):
+    """One agent run on a task, with or without the skill, checked by the task's verifier."""
+
     topic = topics.TRAJECTORY_VERIFIED
     key_field = "trajectory_id"
     kind: Literal["trajectory-verified"] = "trajectory-verified"
@@ -116,6 +125,8 @@ class TrajectoryVerified(Payload):
 
 
 class HardeningRequested(Payload):
+    """Solvers pass a task too easily: the builder is asked for a harder revision."""
+
     topic = topics.HARDENING_REQUESTED
     key_field = "task_id"
     kind: Literal["hardening-requested"] = "hardening-requested"
@@ -127,6 +138,8 @@ class HardeningRequested(Payload):
 
 
 class TrainingCompleted(Payload):
+    """A fine-tuning run finished: its checkpoint and metrics are in the store."""
+
     topic = topics.TRAINING_COMPLETED
     key_field = "run_id"
     kind: Literal["training-completed"] = "training-completed"
@@ -151,6 +164,17 @@ AnyPayload = Annotated[
     | TrainingCompleted,
     Field(discriminator="kind"),
 ]
+
+
+def payload_types() -> tuple[builtins.type[Payload], ...]:
+    """Every payload model, in the order of :data:`AnyPayload`."""
+    union = typing.get_args(AnyPayload)[0]
+    return typing.get_args(union)
+
+
+def kind_of(model: builtins.type[Payload]) -> str:
+    """The ``kind`` that discriminates ``model`` (the name of the topic it belongs on)."""
+    return str(model.model_fields["kind"].default)
 
 
 class Envelope(BaseModel):

@@ -42,3 +42,11 @@ def test_what_was_added_before_a_failure_still_goes_out() -> None:
         publisher.add("t", None, b"x")
         raise RuntimeError("ingest failed")
     assert [d.value for d in memory.records("t")] == [b"x"] and publisher.pending == 0
+
+
+def test_headers_are_published_with_their_records() -> None:
+    memory = MemoryBus()
+    with BatchingPublisher(memory, batch_size=2) as publisher:
+        publisher.add("t", "k", b"a", (("ce_id", b"1"),))
+        publisher.add("t", "k", b"b")
+    assert [(d.value, d.headers) for d in memory.records("t")] == [(b"a", (("ce_id", b"1"),)), (b"b", ())]

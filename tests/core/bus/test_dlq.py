@@ -24,6 +24,7 @@ from skillgym_core.bus.dlq import (
 from skillgym_core.bus.kafka import KafkaBus
 from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.contracts import topics
+from skillgym_core.contracts.cloudevents import to_record
 from skillgym_core.service import Worker
 from skillgym_core.store.local import LocalStore
 
@@ -152,3 +153,14 @@ def test_kafka_letters_are_read_to_the_end_without_a_group_or_a_commit(
     assert all(lt.topic == topic and lt.when is not None and lt.service == "test-builder" for lt in first)
     assert {group["group_id"] for group in admin.list_groups()} == groups_before
     admin.close()
+
+
+def test_a_letter_of_a_binary_cloudevent_is_read_through_its_headers() -> None:
+    event = skill_event()
+    record = to_record(event, "binary")
+    raw = letter_bytes(record.value, headers_b64=[[n, base64.b64encode(v).decode()] for n, v in record.headers])
+    letter = parse_dead_letter(Delivery(SKILL_DLQ, 0, 0, "skill-1", raw))
+    assert (letter.id, letter.event, letter.headers) == (event.event_id, event, record.headers)
+
+    without_headers = parse_dead_letter(Delivery(SKILL_DLQ, 0, 1, "skill-1", letter_bytes(record.value)))
+    assert without_headers.event is None and without_headers.id.startswith("raw-")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from kafka.errors import KafkaTimeoutError  # type: ignore[import-untyped,unused-ignore]
-from skillgym_core.bus.base import Bus, Delivery, Subscription
+from skillgym_core.bus.base import Bus, Delivery, Outgoing, Subscription
 from skillgym_core.bus.kafka import KafkaBus, KafkaSubscription, with_dlqs
 from skillgym_core.errors import TransientError
 
@@ -266,3 +266,19 @@ def test_two_consumers_in_one_group_split_the_partitions(make_bus: BusFactory, f
     assert sorted(values) == sorted(sent)
     for sub in subs:
         sub.close()
+
+
+@pytest.mark.integration
+def test_headers_reach_the_consumer_in_order_from_both_publish_paths(make_bus: BusFactory, fresh_group: str) -> None:
+    bus = make_bus(partitions=1)
+    topic = new_topic()
+    bus.ensure_topics([topic])
+    headers = (("ce_specversion", b"1.0"), ("ce_id", b"evt-1"), ("content-type", b"application/json"))
+    bus.publish(topic, "k", b"one", headers)
+    bus.publish_many([Outgoing(topic, "k", b"two", headers[:1]), Outgoing(topic, "k", b"three")])
+
+    sub = bus.subscribe([topic], fresh_group)
+    got = poll_until(sub, 3)
+    sub.close()
+
+    assert [(d.value, d.headers) for d in got] == [(b"one", headers), (b"two", headers[:1]), (b"three", ())]

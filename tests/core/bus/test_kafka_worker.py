@@ -15,6 +15,7 @@ import pytest
 from skillgym_core.bus.base import Delivery
 from skillgym_core.bus.kafka import KafkaBus
 from skillgym_core.contracts import topics
+from skillgym_core.contracts.cloudevents import read_event
 from skillgym_core.contracts.events import Envelope, Payload
 from skillgym_core.service import Worker
 from skillgym_core.store.base import Store
@@ -111,7 +112,7 @@ def test_a_duplicate_event_is_handled_once_over_kafka_and_s3(bus: KafkaBus, s3_s
     assert list(s3_store.list(f"state/{service.name}/done/")) == [f"state/{service.name}/done/{event.event_id}.json"]
     outputs = read_matching(bus, topics.ENV_BUILT, lambda d: d.key == f"task-{event.key}", count=2)
     assert len(outputs) == 2
-    assert Envelope.from_bytes(outputs[0].value) == Envelope.from_bytes(outputs[1].value)
+    assert read_event(outputs[0]) == read_event(outputs[1])
     assert bus.lag(fresh_group, [topic]) == {topic: 0}
 
     # A replacement worker in the same group finds nothing left to do.

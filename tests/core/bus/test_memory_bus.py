@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from skillgym_core.bus.base import Bus, Subscription
+from skillgym_core.bus.base import Bus, Outgoing, Subscription
 from skillgym_core.bus.memory import MemoryBus
 
 
@@ -151,3 +151,13 @@ def test_backlog_and_lag_count_what_is_not_read_or_not_committed() -> None:
     sub.commit(batch[0])
     assert sub.backlog() == {("a", 0): 1, ("b", 0): 0}
     assert bus.lag("g", ["a", "b"]) == {"a": 2, "b": 0}
+
+
+def test_headers_travel_with_the_record_and_default_to_none() -> None:
+    bus = MemoryBus()
+    bus.publish("t", "k", b"v", (("ce_id", b"1"), ("ce_id", b"2"), ("content-type", b"application/json")))
+    bus.publish_many([Outgoing("t", "k", b"w", (("ce_type", b"x"),)), Outgoing("t", "k", b"z")])
+    first, second, third = bus.subscribe(["t"], "g").poll(timeout_s=0)
+    assert first.headers == (("ce_id", b"1"), ("ce_id", b"2"), ("content-type", b"application/json"))
+    assert first.header("ce_id") == b"2" and first.header("ce_time") is None
+    assert second.headers == (("ce_type", b"x"),) and third.headers == ()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skillgym_core.bus.base import Subscription
+from skillgym_core.bus.base import Outgoing, Subscription
 from skillgym_core.bus.memory import MemoryBus
 from skillgym_core.bus.prefixed import PrefixedBus
 
@@ -26,3 +26,12 @@ def test_rewind_and_backlog_speak_plain_topic_names() -> None:
     assert [d.value for d in sub.poll(timeout_s=0)] == [bytes([1]), bytes([2])]
     assert inner.pending("run1.g", ["run1.t"]) == 2
     assert bus.lag("g", ["t"]) == {"t": 2}
+
+
+def test_headers_pass_through_the_prefix() -> None:
+    inner = MemoryBus()
+    bus = PrefixedBus(inner, "run1.")
+    bus.publish("t", "k", b"one", (("ce_id", b"1"),))
+    bus.publish_many([Outgoing("t", "k", b"two", (("ce_id", b"2"),))])
+    assert [d.headers for d in inner.records("run1.t")] == [(("ce_id", b"1"),), (("ce_id", b"2"),)]
+    assert [d.header("ce_id") for d in bus.subscribe(["t"], "g").poll(timeout_s=0)] == [b"1", b"2"]

@@ -17,7 +17,11 @@ from kafka import KafkaConsumer  # type: ignore[import-untyped,unused-ignore]
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped,unused-ignore]
 from kafka.errors import KafkaError  # type: ignore[import-untyped,unused-ignore]
 from kafka.structs import TopicPartition  # type: ignore[import-untyped,unused-ignore]
+from skillgym_core.bus.base import Headers
+from skillgym_core.bus.letters import decode_headers
+from skillgym_core.contracts.cloudevents import from_record
 from skillgym_core.contracts.topics import DLQ_SUFFIX
+from skillgym_core.errors import PoisonEventError
 
 
 @dataclass(frozen=True)
@@ -30,20 +34,21 @@ class Record:
     payload: dict[str, Any]
 
 
-def _event_of(raw: bytes) -> tuple[str, dict[str, Any]]:
-    """The event id and payload of an envelope; for bytes that are none, an id from their digest."""
+def _event_of(raw: bytes, headers: Headers) -> tuple[str, dict[str, Any]]:
+    """The event id and payload of an event in any format; for a record that holds none, an id
+    from the digest of its bytes."""
     try:
-        envelope = json.loads(raw)
-        return str(envelope["event_id"]), dict(envelope.get("payload") or {})
-    except (ValueError, TypeError, KeyError):
+        event = from_record(raw, headers)
+    except PoisonEventError:
         return f"unparsable:{hashlib.sha256(raw).hexdigest()[:16]}", {}
+    return event.event_id, event.payload.model_dump(mode="json")
 
 
-def _decode(topic: str, raw: bytes) -> tuple[str, dict[str, Any]]:
+def _decode(topic: str, raw: bytes, headers: Headers) -> tuple[str, dict[str, Any]]:
     if not topic.endswith(DLQ_SUFFIX):
-        return _event_of(raw)
+        return _event_of(raw, headers)
     letter = json.loads(raw)
-    return _event_of(base64.b64decode(letter["value_b64"]))
+    return _event_of(base64.b64decode(letter["value_b64"]), decode_headers(letter.get("headers_b64")))
 
 
 class BrokerView:
@@ -143,7 +148,7 @@ class BrokerView:
                     for record in batch:
                         if record.offset >= ends[tp]:
                             continue
-                        event_id, payload = _decode(topic, record.value)
+                        event_id, payload = _decode(topic, record.value, tuple(record.headers or ()))
                         found.append(
                             Record(topic, tp.partition, record.offset, record.timestamp / 1000, event_id, payload)
                         )
