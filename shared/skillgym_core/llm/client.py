@@ -191,7 +191,10 @@ class LLMClient:
         tools: list[dict[str, Any]] | None = None,
         temperature: float | None = None,
         response_format: dict[str, Any] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
     ) -> ChatResponse:
+        """One completion. ``tool_choice`` is passed as given ("auto", "none", or a named
+        function to force); servers differ on "required" (llama.cpp's answers it with a 500)."""
         body: dict[str, Any] = {
             "model": self.settings.model,
             "messages": messages,
@@ -199,6 +202,8 @@ class LLMClient:
         }
         if tools:
             body["tools"] = tools
+            if tool_choice is not None:
+                body["tool_choice"] = tool_choice
         if self.settings.max_tokens:
             body["max_tokens"] = self.settings.max_tokens
         if response_format:
