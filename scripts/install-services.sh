@@ -145,7 +145,6 @@ install_llama_server() {
     mkdir -p "$wheels"
     wheel="$(compgen -G "$wheels/llama_cpp_python-$LLAMA_CPP_VERSION-*.whl" | head -1 || true)"
     if [[ -z "$wheel" ]]; then
-        need cmake "install cmake (apt-get install -y cmake)"
         start=$(date +%s)
         log "llama.cpp server: compiling llama-cpp-python $LLAMA_CPP_VERSION (8-16 min on 2 cores, once) ..."
         # GGML_NATIVE=OFF: the native build miscompiles AMX paths with GCC 12 and crashes on the
