@@ -16,6 +16,8 @@ from typing import cast
 
 from skillgym_core.errors import ArtifactNotFound, SkillGymError, StoreError
 
+MADE_DIRS_REMEMBERED = 65_536
+
 
 class LocalStore:
     def __init__(self, root: Path) -> None:
@@ -52,6 +54,8 @@ class LocalStore:
         parent = path.parent
         if parent not in self._made_dirs:
             parent.mkdir(parents=True, exist_ok=True)
+            if len(self._made_dirs) >= MADE_DIRS_REMEMBERED:  # a long-lived service stays bounded
+                self._made_dirs.clear()
             self._made_dirs.add(parent)
         temp = parent / f".tmp-{path.name}.{threading.get_ident()}.{next(self._temp_names)}"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
