@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ os.environ.setdefault("SKILLGYM_OPERATOR_HOUSEKEEPING_INTERVAL_S", "0.5")
 os.environ.setdefault("SKILLGYM_OPERATOR_TRAINING_PROGRESS_INTERVAL_S", "0.5")
 
 from tests.operator.apiserver import ApiServer, run_apiserver
+from tests.support.waiting import wait_for
 
 NAMESPACE = "skillgym-test"
 
@@ -66,12 +67,3 @@ class LogLines(logging.Handler):
     def count(self, fragment: str) -> int:
         return sum(fragment in line for line in list(self.lines))
 
-
-def wait_for(check: Callable[[], Any], timeout_s: float = 15.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -11,6 +10,7 @@ from skillgym_core.contracts import topics
 from skillgym_core.contracts.events import EnvBuilt, Envelope, Payload, SkillIngested
 
 from skillgym.serve import ServeSettings
+from tests.support import waiting
 
 
 class EchoBuilder:
@@ -31,13 +31,7 @@ def skill_event(skill_id: str = "skill-1") -> Envelope:
 
 
 def wait_for(condition: Callable[[], Any], timeout_s: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        result = condition()
-        if result:
-            return result
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
+    return waiting.wait_for(condition, timeout_s, every_s=0.02)
 
 
 def readiness(base: str) -> tuple[int, dict[str, Any]]:
