@@ -1,11 +1,15 @@
 """The difficulty-pattern pool (Skill2Env): challenges grouped by capability demand, stored as
 data. A pattern with a ``knob`` changes how a template generates; the others shape the LLM
-builder's blueprint. Hardening may add new patterns to the stored pool."""
+builder's blueprint. Hardening may add new patterns to the stored pool: one object per pattern,
+written once, so builders adding patterns at the same time (threads or replicas) never
+overwrite each other's."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+import re
 from collections.abc import Iterable
 from typing import Literal
 
@@ -18,7 +22,9 @@ Demand = Literal[
     "environment-understanding", "planning", "skill-use", "long-horizon-consistency", "error-recovery"
 ]
 DEMANDS: tuple[str, ...] = Demand.__args__  # type: ignore[attr-defined]
-POOL_KEY = "builder/patterns.json"
+LEGACY_POOL_KEY = "builder/patterns.json"  # the whole added pool as one list, as first stored
+PATTERNS_PREFIX = "builder/patterns/"
+_SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 
 class Pattern(BaseModel):
@@ -42,18 +48,18 @@ class PatternPool:
     def load(cls, store: Store) -> PatternPool:
         """The built-in pool plus every pattern hardening added (kept in the store)."""
         pool = cls.builtin()
-        if store.exists(POOL_KEY):
-            for raw in get_json(store, POOL_KEY):
-                pattern = Pattern.model_validate(raw)
-                pool.patterns.setdefault(pattern.id, pattern)
+        stored = get_json(store, LEGACY_POOL_KEY) if store.exists(LEGACY_POOL_KEY) else []
+        stored += [get_json(store, key) for key in store.list(PATTERNS_PREFIX) if key.endswith(".json")]
+        for raw in stored:
+            pattern = Pattern.model_validate(raw)
+            pool.patterns.setdefault(pattern.id, pattern)
         return pool
 
     def add(self, store: Store, pattern: Pattern) -> bool:
         if pattern.id in self.patterns:
             return False
         self.patterns[pattern.id] = pattern
-        added = get_json(store, POOL_KEY) if store.exists(POOL_KEY) else []
-        put_json(store, POOL_KEY, [*added, pattern.model_dump()])
+        put_json(store, pattern_key(pattern.id), pattern.model_dump())
         return True
 
     def compatible(self, knobs: Iterable[str], *, prompt_only: bool) -> list[Pattern]:
@@ -73,3 +79,10 @@ class PatternPool:
             if all(p.demand != pattern.demand for p in chosen):
                 chosen.append(pattern)
         return chosen
+
+
+def pattern_key(pattern_id: str) -> str:
+    """Where an added pattern is stored: its id when that is a safe file name, else its hash."""
+    name = pattern_id if _SAFE_ID.fullmatch(pattern_id) else hashlib.sha256(pattern_id.encode()).hexdigest()[:24]
+    return f"{PATTERNS_PREFIX}{name}.json"
+

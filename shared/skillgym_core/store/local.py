@@ -87,9 +87,14 @@ class LocalStore:
         return self._path(key).is_file()
 
     def list(self, prefix: str = "") -> Iterator[str]:
+        """Every key starting with ``prefix``, sorted; only the folder the prefix names is walked."""
+        folder = prefix.rpartition("/")[0]
+        start = self._path(folder) if folder else self.root
+        if not start.is_dir():
+            return
         keys = (
             path.relative_to(self.root).as_posix()
-            for path in self.root.rglob("*")
+            for path in start.rglob("*")
             if path.is_file() and not path.name.startswith(".tmp-")
         )
         yield from sorted(key for key in keys if key.startswith(prefix))

@@ -94,3 +94,22 @@ def test_readers_never_see_partial_writes(store: LocalStore) -> None:
     reader.join()
     assert torn == []
     assert list(store.list()) == ["big.bin"]
+
+
+def test_list_walks_only_the_folder_its_prefix_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = LocalStore(tmp_path / "store")
+    for key in ("skills/ab/record.json", "skills/ac/record.json", "skillsets/x.json", "tasks/t/task.tar.gz"):
+        store.put_bytes(key, b"{}")
+    assert list(store.list("skills/a")) == ["skills/ab/record.json", "skills/ac/record.json"]
+    assert list(store.list("skills")) == ["skills/ab/record.json", "skills/ac/record.json", "skillsets/x.json"]
+    assert list(store.list("nothing/here/")) == []
+    walked: list[Path] = []
+    rglob = Path.rglob
+
+    def recording(self: Path, pattern: str) -> object:
+        walked.append(self)
+        return rglob(self, pattern)
+
+    monkeypatch.setattr(Path, "rglob", recording)
+    assert list(store.list("tasks/t/")) == ["tasks/t/task.tar.gz"]
+    assert walked == [store.root / "tasks" / "t"]
