@@ -4,6 +4,7 @@ family's task is built and stored with its plan; the text templates run only whe
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from skillgym_builder.families import registry as family_registry
 from skillgym_builder.service import skill_build_report_key
 from skillgym_builder.settings import BuilderSettings
 from skillgym_core.conformance import check_task
+from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.events import EnvBuilt
 from skillgym_core.store.base import get_json
 from skillgym_core.taskrun import TaskRunner
@@ -181,3 +183,25 @@ def test_a_skill_script_that_fails_when_run_hands_over_to_the_next_family(tmp_pa
     assert choice.family is not None and choice.family.spec.id == "skill-script"
     outputs = BuilderService(ctx).handle(wrap(event))
     assert len(outputs) == 1 and isinstance(outputs[0], EnvBuilt) and outputs[0].template == "layered-config"
+
+
+def test_builds_run_side_by_side_make_the_tasks_they_make_one_at_a_time(tmp_path: Path) -> None:
+    skills = [("config-layers", "version-control", None), ("web-service-triage", "system-administration", None),
+              ("tdd-workflow", "task-planning", "productivity")]
+
+    def events(ctx: ServiceContext) -> list[Any]:
+        return [wrap(put_skill(ctx.store, FIXTURES / name, subcategory=sub, category=category))
+                for name, sub, category in skills]  # fmt: skip
+
+    alone = make_context(tmp_path / "alone")
+    builder = BuilderService(alone)
+    assert builder.concurrent
+    one_at_a_time = [builder.handle(event) for event in events(alone)]
+    together = make_context(tmp_path / "together")
+    side_by_side_builder = BuilderService(together)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        side_by_side = list(pool.map(side_by_side_builder.handle, events(together)))
+    assert side_by_side == one_at_a_time and all(len(outputs) == 1 for outputs in one_at_a_time)
+    for outputs in one_at_a_time:
+        key = outputs[0].package_key  # type: ignore[attr-defined]
+        assert together.store.get_bytes(key) == alone.store.get_bytes(key)

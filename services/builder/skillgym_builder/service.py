@@ -61,6 +61,10 @@ def hardening_report_key(task_id: str, round_: int) -> str:
 class BuilderService:
     name = "builder"
     consumes = (topics.SKILL_INGESTED, topics.ENV_FEEDBACK, topics.HARDENING_REQUESTED)
+    # each build generates from its own seeded generators in its own scratch directories; what
+    # builds share is read-only (registries), safe across threads (sandbox, environment cache
+    # with per-key file locks, LLM client) or written one object per item (added patterns)
+    concurrent = True
 
     def __init__(
         self,
