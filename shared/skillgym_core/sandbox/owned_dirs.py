@@ -31,18 +31,14 @@ def _start_time(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
-@lru_cache(maxsize=1)
-def _own_tag() -> tuple[int, str]:
-    return os.getpid(), _start_time(os.getpid()) or "0"
+@lru_cache(maxsize=4)
+def _tag_of(pid: int) -> str:
+    return f"{pid}-{_start_time(pid) or '0'}"
 
 
 def process_tag() -> str:
-    """``<pid>-<start time>`` of this process (recomputed after a fork)."""
-    pid, started = _own_tag()
-    if pid != os.getpid():
-        _own_tag.cache_clear()
-        pid, started = _own_tag()
-    return f"{pid}-{started}"
+    """``<pid>-<start time>`` of this process (a forked child gets its own)."""
+    return _tag_of(os.getpid())
 
 
 def owner_is_gone(tag: str) -> bool:
@@ -84,6 +80,8 @@ def owned_dir(parent: Path, prefix: str, *, mode: int = 0o700) -> Path:
             parent.mkdir(parents=True, exist_ok=True)
             sweep(parent, prefix)
             _swept.add(key)
+        elif path.is_dir():  # made before by this process: nothing to do on every later call
+            return path
         path.mkdir(mode=mode, exist_ok=True)
     os.chmod(path, mode)
     return path
