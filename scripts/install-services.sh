@@ -8,6 +8,13 @@
 # Everything goes under .cache/services/ (override: SKILLGYM_SERVICES_DIR). Idempotent: a
 # component that is already installed at the pinned version is skipped.
 #
+# Usage: install-services.sh [--defer-builds]
+#   --defer-builds  install Kafka and Prometheus now and return; build the S3 server and llama.cpp's
+#                   server in one background job at the lowest CPU priority. Its state lies in
+#                   $DEST/deferred/: <component>.status ("running", "ok" or "failed ..."), a log
+#                   per component and job.pid; the test fixtures wait for it (tests/support/services.py), so the
+#                   compilations overlap the checks and unit tests that need neither.
+#
 # Environment:
 #   SKILLGYM_S3_SERVER=auto|minio|seaweedfs   which S3 server to install (default: auto)
 #   MINIO_BUILD_TIMEOUT=SECONDS               give up building MinIO after this long (default: 900)
@@ -24,6 +31,7 @@ MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
 SEAWEEDFS_VERSION="4.48"
 S3_SERVER="${SKILLGYM_S3_SERVER:-auto}"
 MINIO_BUILD_TIMEOUT="${MINIO_BUILD_TIMEOUT:-900}"
+DEFERRED="$DEST/deferred"
 
 log() { printf '[install-services] %s\n' "$*"; }
 die() {
@@ -159,9 +167,56 @@ install_llama_server() {
     log "llama.cpp server: installed from $(basename "$wheel")"
 }
 
+DEFERRED_COMPONENTS=(s3 llama-server)
+
+run_deferred() {
+    local name status
+    for name in "${DEFERRED_COMPONENTS[@]}"; do
+        log "$name: building in the background (log: $DEFERRED/$name.log)"
+        if (case "$name" in s3) install_s3 ;; llama-server) install_llama_server ;; esac) \
+            >>"$DEFERRED/$name.log" 2>&1 </dev/null; then
+            status=ok
+        else
+            status="failed (exit $?)"
+        fi
+        echo "$status" >"$DEFERRED/$name.status.new"
+        mv "$DEFERRED/$name.status.new" "$DEFERRED/$name.status"
+        log "$name: $status"
+    done
+}
+
+start_deferred() {
+    local name pid
+    mkdir -p "$DEFERRED"
+    need setsid "it comes with util-linux"
+    need flock "it comes with util-linux"
+    for name in "${DEFERRED_COMPONENTS[@]}"; do
+        : >"$DEFERRED/$name.log"
+        echo running >"$DEFERRED/$name.status"
+    done
+    # Off the CPU's critical path (nice 19) and detached, so it outlives this script; flock keeps a
+    # second job from building the same things at once.
+    MINIO_BUILD_TIMEOUT="${MINIO_BUILD_TIMEOUT_DEFERRED:-3600}" setsid nohup nice -n 19 \
+        flock "$DEFERRED/.lock" bash "${BASH_SOURCE[0]}" --run-deferred </dev/null >>"$DEFERRED/job.log" 2>&1 &
+    pid=$!
+    echo "$pid" >"$DEFERRED/job.pid"
+    log "S3 server and llama.cpp's server: building in the background (pid $pid, state in $DEFERRED)"
+}
+
 total=$(date +%s)
-install_kafka
-install_s3
-install_prometheus
-install_llama_server
-log "all test services installed in $DEST ($(elapsed "$total"))"
+case "${1:-}" in
+"")
+    install_kafka
+    install_s3
+    install_prometheus
+    install_llama_server
+    log "all test services installed in $DEST ($(elapsed "$total"))"
+    ;;
+--defer-builds)
+    install_kafka
+    install_prometheus
+    start_deferred
+    ;;
+--run-deferred) run_deferred ;;
+*) die "usage: $0 [--defer-builds]" ;;
+esac

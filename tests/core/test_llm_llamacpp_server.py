@@ -24,7 +24,7 @@ from skillgym_sampler import SamplerService, SamplerSettings
 from tests.sampler.tasks import publish_task
 from tests.support.llama_server import LlamaServer, start_llama_server
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.deferred_service]
 
 BASH = {"type": "function", "function": {
     "name": "bash", "description": "Run a shell command and return its output",

@@ -33,6 +33,26 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "integration: needs the real test services (Kafka, S3, Prometheus)")
 
 
+_HEAVY_MARKERS = ("slow", "integration", "e2e")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules of unit tests first, then the rest, then the modules that need llama.cpp's server,
+    each group in collection order: the unit tests need no service, so the S3 server and
+    llama.cpp's server that ``make test`` builds in the background get the most time to finish.
+    Modules stay whole, so module fixtures are set up once."""
+    group_of_module: dict[str, int] = {}
+    for item in items:
+        group = 0
+        if any(item.get_closest_marker(name) for name in _HEAVY_MARKERS):
+            group = 1
+        if item.get_closest_marker("deferred_service"):
+            group = 2
+        module = item.nodeid.split("::", 1)[0]
+        group_of_module[module] = max(group, group_of_module.get(module, 0))
+    items.sort(key=lambda item: group_of_module[item.nodeid.split("::", 1)[0]])
+
+
 class PrometheusFactory(Protocol):
     def __call__(self, scrape_targets: Sequence[str], rule_files: Sequence[Path] = ()) -> PrometheusServer: ...
 

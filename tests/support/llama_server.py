@@ -12,7 +12,15 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.support.services import INSTALL_HINT, ServiceStartError, _Service, _service_dir, _spawn, free_port
+from tests.support.services import (
+    INSTALL_HINT,
+    ServiceStartError,
+    _Service,
+    _service_dir,
+    _spawn,
+    await_deferred_install,
+    free_port,
+)
 
 
 class LlamaServer(_Service):
@@ -39,6 +47,8 @@ def start_llama_server(
     workdir: Path, aliases: Sequence[str] = ("smollm2",), *, chat_format: str = "chatml-function-calling",
     n_ctx: int = 4096, timeout: float = 120.0,
 ) -> LlamaServer:
+    await_deferred_install("llama-server")
+    importlib.invalidate_caches()
     if importlib.util.find_spec("llama_cpp") is None:
         raise ServiceStartError("llama-server", f"llama-cpp-python is not installed; {INSTALL_HINT}")
     home = _service_dir(workdir, "llama-server")

@@ -47,6 +47,42 @@ class ServiceStartError(RuntimeError):
         super().__init__(f"{service} failed to start: {reason}{where}")
 
 
+DEFERRED_DIR = SERVICES_DIR / "deferred"
+
+
+def await_deferred_install(component: str, timeout: float = 3600.0, directory: Path = DEFERRED_DIR) -> None:
+    """Wait for a component that ``install-services.sh --defer-builds`` builds in the background
+    (``s3``, ``llama-server``); return at once when it was not deferred."""
+    status_path, log_path = directory / f"{component}.status", directory / f"{component}.log"
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            status = status_path.read_text().strip()
+        except FileNotFoundError:
+            return
+        if status == "ok":
+            return
+        if status != "running":
+            raise ServiceStartError(component, f"its background install {status}", log_path)
+        if not _deferred_job_alive(directory):
+            if status_path.read_text().strip() == "running":
+                raise ServiceStartError(component, "its background install stopped before finishing", log_path)
+            continue
+        if time.monotonic() > deadline:
+            raise ServiceStartError(component, f"its background install still runs after {timeout:.0f} s", log_path)
+        time.sleep(2)
+
+
+def _deferred_job_alive(directory: Path) -> bool:
+    try:
+        os.kill(int((directory / "job.pid").read_text()), 0)
+    except (FileNotFoundError, ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _tail(path: Path, lines: int = 40) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -337,6 +373,7 @@ def s3_binary() -> tuple[str, Path] | None:
 
 def start_s3(workdir: Path, timeout: float = 60.0) -> S3Server:
     """Start MinIO (or SeaweedFS) with fresh random credentials."""
+    await_deferred_install("s3")
     binary = s3_binary()
     if binary is None:
         raise ServiceStartError("s3", f"neither {SERVICES_DIR}/bin/minio nor weed is installed; {INSTALL_HINT}")
