@@ -124,13 +124,21 @@ def build_parser() -> argparse.ArgumentParser:
     summ.add_argument("--idle", type=float, default=5.0, help="stop after this many idle seconds")
     summ.set_defaults(func=_cmd_summarize)
 
-    from skillgym import commands, dlq_commands, events_commands, family_commands, review_commands
+    from skillgym import (
+        commands,
+        dlq_commands,
+        envserver_commands,
+        events_commands,
+        family_commands,
+        review_commands,
+    )
 
     commands.register(sub)
     review_commands.register(sub)
     family_commands.register(sub)
     dlq_commands.register(sub)
     events_commands.register(sub)
+    envserver_commands.register(sub)
     return parser
 
 

@@ -280,10 +280,15 @@ class TaskRunner:
         skills: Path | None = None,
         timeout_s: float = 120,
         env: Mapping[str, str] | None = None,
+        inputs: Mount | None = None,
     ) -> SandboxResult:
+        """``inputs``: a read-only folder of host-made data the command may read (a file body too
+        large to travel in the command line)."""
         mounts = [Mount(workspace, AGENT_WORKDIR, writable=True)]
         if skills is not None and skills.is_dir():
             mounts.append(Mount(skills, SKILLS_MOUNT))
+        if inputs is not None:
+            mounts.append(Mount(inputs.host, inputs.target))
         return self._run_in_environment(task, ["bash", "-lc", command], mounts, env, timeout_s)
 
     def tampered_inputs(self, task: TaskDir, workspace: Path) -> list[str]:

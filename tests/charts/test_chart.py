@@ -129,6 +129,24 @@ def test_services_run_skillgym_serve_with_probes_metrics_and_wiring() -> None:
     }
 
 
+def test_the_env_server_is_off_by_default_and_one_stateful_replica_when_on() -> None:
+    assert not any("envserver" in doc["metadata"]["name"] for doc in render({}))
+    docs = render(load_values(CHART / "ci" / "monitoring-values.yaml"))
+    deployment = by_kind(docs, "Deployment")["sg-skillgym-envserver"]
+    assert deployment["spec"]["replicas"] == 1 and deployment["spec"]["strategy"]["type"] == "Recreate"
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert container["args"][:1] == ["serve-env"] and container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    env = {item["name"]: item for item in container["env"]}
+    assert env["SKILLGYM_ENVSERVER_STATE_DIR"]["value"] == "/state"
+    assert env["SKILLGYM_ENVSERVER_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "skillgym-envserver-token"
+    state = next(v for v in pod["volumes"] if v["name"] == "state")
+    assert state["persistentVolumeClaim"]["claimName"] in by_kind(docs, "PersistentVolumeClaim")
+    service = by_kind(docs, "Service")["sg-skillgym-envserver"]
+    assert service["metadata"]["labels"]["skillgym.io/metrics"] == "true"
+    assert service["spec"]["ports"][0]["targetPort"] == "http"
+
+
 def test_operator_rbac_is_namespaced_and_least_privilege() -> None:
     docs = render({})
     assert not by_kind(docs, "ClusterRole") and not by_kind(docs, "ClusterRoleBinding")
