@@ -19,8 +19,8 @@ PUBLISHERS: dict[str, tuple[str, ...]] = {
     topics.ENV_REVIEWED: ("reviewer",),
     topics.ENV_FEEDBACK: ("reviewer",),
     topics.ENV_VALIDATED: ("validator",),
-    topics.TRAJECTORY_VERIFIED: ("sampler",),
-    topics.HARDENING_REQUESTED: ("sampler",),
+    topics.TRAJECTORY_VERIFIED: ("sampler", "envserver"),
+    topics.HARDENING_REQUESTED: ("sampler", "envserver"),
     topics.TRAINING_COMPLETED: ("trainer",),
 }
 CONSUMERS: dict[str, tuple[str, ...]] = {
