@@ -131,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         events_commands,
         family_commands,
         review_commands,
+        rl_commands,
     )
 
     commands.register(sub)
@@ -139,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     dlq_commands.register(sub)
     events_commands.register(sub)
     envserver_commands.register(sub)
+    rl_commands.register(sub)
     return parser
 
 

@@ -1,0 +1,1 @@
+"""Reinforcement learning on validated tasks served by the environment server (``skillgym serve-env``)."""
