@@ -24,6 +24,17 @@ class TrainingRequest:
     base_model: str
     trainer_config: dict[str, Any] = field(default_factory=dict)
     zero_stage: int = 3
+    module: str | None = None  # the pods' entry module; None: the operator's (SFT)
+
+
+GRPO_MODULE = "skillgym_trainer.rl.distributed"
+
+
+def grpo_request(run_id: str, plan_key: str, base_model: str, options: dict[str, Any]) -> TrainingRequest:
+    """A GRPO run as a ``TrainingJob``: its "dataset" is the rollout plan in the store
+    (``{"env_url", "task_ids"}``, see :mod:`skillgym_trainer.rl.distributed`), ``options`` are
+    ``GrpoOptions`` fields."""
+    return TrainingRequest(run_id, plan_key, base_model, trainer_config=options, zero_stage=2, module=GRPO_MODULE)
 
 
 class Launcher(Protocol):
@@ -53,6 +64,7 @@ def training_job_manifest(request: TrainingRequest, namespace: str, image: str |
             "gpus": gpus,
             "nodes": 1,
             **({"image": image} if image else {}),
+            **({"module": request.module} if request.module else {}),
         },
     }
 

@@ -53,6 +53,8 @@ class GrpoOptions(BaseModel):
     chat_template: ChatTemplateName = "qwen2_5"
     device: Literal["cpu", "auto"] = "cpu"
     gradient_checkpointing: bool = Field(False, description="recompute activations: less memory, slower steps")
+    bf16: bool = Field(False, description="bfloat16 training (GPUs); CPU runs stay fp32")
+    deepspeed: dict[str, Any] | None = Field(None, description="a DeepSpeed config for multi-GPU runs")
     generation_kwargs: dict[str, Any] | None = Field(None, description="extra sampling settings for generate()")
     preflight: bool = Field(True, description="open and delete one episode per task before training")
     save_model: bool = True
@@ -114,8 +116,9 @@ def grpo_config(options: GrpoOptions) -> Any:
         temperature=options.temperature,
         seed=options.seed,
         use_cpu=options.device == "cpu",
-        bf16=False,
+        bf16=options.bf16,
         fp16=False,
+        deepspeed=options.deepspeed,
         **checkpointing,
         logging_steps=1,
         report_to=[],
