@@ -110,4 +110,7 @@ def test_a_token_is_required_when_configured(tmp_path: Path, store_root: Path) -
         refused = httpx.post(f"{process.base_url}/v1/episodes", json={"task_id": TASK})
         assert refused.status_code == 401
         with EnvClient(process.base_url, token="s3cret-token") as client:
-            assert client.start(task_id=TASK).task_id == TASK
+            episode = client.start(task_id=TASK).episode_id
+            seen = client.step(episode, "bash", {"command": "env; cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n'"})
+            assert "s3cret-token" not in seen.observation and "SKILLGYM_ENVSERVER" not in seen.observation
+            assert "SKILLGYM_STORE" not in seen.observation
