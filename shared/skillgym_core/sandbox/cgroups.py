@@ -55,12 +55,30 @@ def _probe(directory: Path) -> bool:
 
 
 def _remove_stale_runs(directory: Path) -> None:
-    """Drop empty run cgroups left by processes that died before cleaning up."""
+    """Drop the run cgroups of processes that died before cleaning up. Whatever still runs in
+    one is a sandbox whose parent was killed (nothing was left to enforce its wall time), so it
+    is killed first: no sandboxed process outlives the process that started it for long."""
     for child in directory.glob(f"{RUN_PREFIX}*"):
         owner = child.name.removeprefix(RUN_PREFIX).split("-", 1)[0]
         if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            _kill_members(child)
             with contextlib.suppress(OSError):
                 child.rmdir()
+
+
+def _kill_members(group: Path, timeout_s: float = 2.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            members = [int(pid) for pid in (group / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return
+        if not members:
+            return
+        for pid in members:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.02)
 
 
 @lru_cache(maxsize=1)

@@ -244,7 +244,7 @@ def test_concurrent_runs_get_their_own_cgroups(sandbox: LocalSandbox, tmp_path: 
         thread.start()
     occupied: set[str] = set()
     while any(thread.is_alive() for thread in threads):
-        for group in controllers["memory"].glob("skillgym-run-*"):
+        for group in controllers["memory"].glob(f"skillgym-run-{os.getpid()}-*"):
             with contextlib.suppress(OSError):
                 if (group / "cgroup.procs").read_text().split():
                     occupied.add(group.name)
