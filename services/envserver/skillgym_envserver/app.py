@@ -99,8 +99,7 @@ def create_app(server: EnvServer) -> FastAPI:
 
     @app.exception_handler(SkillGymError)
     async def typed_error(_: Request, exc: SkillGymError) -> JSONResponse:
-        status = exc.status if isinstance(exc, EpisodeError) else 404 if isinstance(
-            exc, TaskNotServable | NoTaskMatches) else 503 if exc.retryable else 422
+        status = _status_of(exc)
         headers = {"Retry-After": f"{settings.retry_after_s:g}"} if status == 429 else None
         return JSONResponse({"detail": exc.to_dict()}, status_code=status, headers=headers)
 
@@ -157,3 +156,11 @@ def create_app(server: EnvServer) -> FastAPI:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+def _status_of(exc: SkillGymError) -> int:
+    if isinstance(exc, EpisodeError):
+        return exc.status
+    if isinstance(exc, TaskNotServable | NoTaskMatches):
+        return 404
+    return 503 if exc.retryable else 422

@@ -14,7 +14,7 @@ from pathlib import Path
 from skillgym_core import keys
 from skillgym_core.archive import unpack_dir
 from skillgym_core.contracts.task import TaskDir
-from skillgym_core.errors import SkillGymError
+from skillgym_core.errors import SkillGymError, TransientError
 from skillgym_core.store.base import Store, get_json
 
 log = logging.getLogger(__name__)
@@ -85,6 +85,9 @@ class TaskCatalog:
                 continue
             try:
                 entry = self._load(task_id)
+            except TransientError as exc:  # the store is down for now: tried again on the next refresh
+                log.warning("task not loaded yet", extra={"task_id": task_id, "error": str(exc)})
+                continue
             except (SkillGymError, OSError, ValueError) as exc:
                 log.warning("task not servable", extra={"task_id": task_id, "error": str(exc)})
                 entry = None
