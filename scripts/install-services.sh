@@ -5,12 +5,13 @@
 #   - Prometheus from Debian
 #   - llama.cpp's OpenAI-compatible server (llama-cpp-python, compiled once into a wheel kept in
 #     .cache/wheels, then installed into .venv from it)
+#   - a Kubernetes control plane with kwok (scripts/install-kubernetes.sh, built from the Go module proxy)
 # Everything goes under .cache/services/ (override: SKILLGYM_SERVICES_DIR). Idempotent: a
 # component that is already installed at the pinned version is skipped.
 #
 # Usage: install-services.sh [--defer-builds]
-#   --defer-builds  install Kafka and Prometheus now and return; build the S3 server and llama.cpp's
-#                   server in one background job at the lowest CPU priority. Its state lies in
+#   --defer-builds  install Kafka and Prometheus now and return; build the S3 server, llama.cpp's
+#                   server and the Kubernetes control plane in one background job at the lowest CPU priority. Its state lies in
 #                   $DEST/deferred/: <component>.status ("running", "ok" or "failed ..."), a log
 #                   per component and job.pid; the test fixtures wait for it (tests/support/services.py), so the
 #                   compilations overlap the checks and unit tests that need neither.
@@ -167,13 +168,15 @@ install_llama_server() {
     log "llama.cpp server: installed from $(basename "$wheel")"
 }
 
-DEFERRED_COMPONENTS=(s3 llama-server)
+install_kubernetes() { bash "$ROOT/scripts/install-kubernetes.sh"; }
+
+DEFERRED_COMPONENTS=(s3 kubernetes llama-server)
 
 run_deferred() {
     local name status
     for name in "${DEFERRED_COMPONENTS[@]}"; do
         log "$name: building in the background (log: $DEFERRED/$name.log)"
-        if (case "$name" in s3) install_s3 ;; llama-server) install_llama_server ;; esac) \
+        if (case "$name" in s3) install_s3 ;; kubernetes) install_kubernetes ;; llama-server) install_llama_server ;; esac) \
             >>"$DEFERRED/$name.log" 2>&1 </dev/null; then
             status=ok
         else
@@ -200,7 +203,7 @@ start_deferred() {
         flock "$DEFERRED/.lock" bash "${BASH_SOURCE[0]}" --run-deferred </dev/null >>"$DEFERRED/job.log" 2>&1 &
     pid=$!
     echo "$pid" >"$DEFERRED/job.pid"
-    log "S3 server and llama.cpp's server: building in the background (pid $pid, state in $DEFERRED)"
+    log "S3 server, Kubernetes control plane and llama.cpp's server: building in the background (pid $pid, state in $DEFERRED)"
 }
 
 total=$(date +%s)
@@ -210,6 +213,7 @@ case "${1:-}" in
     install_s3
     install_prometheus
     install_llama_server
+    install_kubernetes
     log "all test services installed in $DEST ($(elapsed "$total"))"
     ;;
 --defer-builds)

@@ -17,6 +17,7 @@ from typing import Protocol
 import pytest
 from skillgym_core.envbuild import LocalVenvProvider
 
+from tests.support.kube_cluster import KubeCluster, kube_cluster
 from tests.support.services import (
     KafkaServer,
     PrometheusServer,
@@ -26,7 +27,7 @@ from tests.support.services import (
     start_s3,
 )
 
-__all__ = ["PrometheusFactory", "env_provider", "fresh_group", "kafka", "prometheus_factory", "s3"]
+__all__ = ["PrometheusFactory", "env_provider", "fresh_group", "kafka", "kube", "kube_namespace", "prometheus_factory", "s3"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -69,6 +70,27 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     """One S3 server for the whole session; ``s3.endpoint``, ``s3.access_key``, ``s3.secret_key``."""
     with start_s3(tmp_path_factory.mktemp("s3")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeCluster]:
+    """One real control plane (etcd, kube-apiserver with RBAC, controller-manager, scheduler) with
+    kwok's simulated cpu and gpu node pools for the whole session; tests use their own namespaces."""
+    with kube_cluster(tmp_path_factory.mktemp("kube")) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def kube_namespace(kube: KubeCluster, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A namespace of this test's own, deleted afterwards."""
+    import kubernetes
+
+    name = "t-" + re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower())[:40].strip("-") + "-" + uuid.uuid4().hex[:6]
+    with kube.api_client() as client:
+        core = kubernetes.client.CoreV1Api(client)
+        core.create_namespace({"metadata": {"name": name}})
+        yield name
+        core.delete_namespace(name)
 
 
 @pytest.fixture
