@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
 from datetime import UTC, datetime
 from typing import Any, cast
 
 import kopf
+import kubernetes
 from skillgym_core import keys
 from skillgym_core.errors import ArtifactNotFound
 from skillgym_core.settings import CommonSettings
 from skillgym_core.store.base import get_json
 from skillgym_core.store.factory import make_store
 
-from skillgym_operator import builders, kube
+from skillgym_operator import builders, kube, leader
 from skillgym_operator.builders import training
 from skillgym_operator.builders.policy import UnsafePodError, require_safe_pod
 from skillgym_operator.reconcile import cleanup_due, next_run_status, now_iso, retry_due
@@ -57,6 +60,15 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.posting.level = logging.getLevelName(SETTINGS.posting_level)
     settings.scanning.disabled = SETTINGS.scanning_disabled
     settings.persistence.finalizer = f"{GROUP}/operator"
+
+
+@kopf.on.startup(id="leader-election")
+def elect_leader(**_: Any) -> None:
+    """With leader election on, the operator starts watching only once this replica leads."""
+    if not SETTINGS.leader_election:
+        return
+    kube.configure_client()
+    leader.lead(SETTINGS, kubernetes.client.CoordinationV1Api(), on_lost=lambda: os.kill(os.getpid(), signal.SIGTERM))
 
 
 @kopf.on.login(id="login")

@@ -56,6 +56,14 @@ class OperatorSettings(BaseSettings):
     training_max_restarts: int = 3
     training_progress_interval_s: float = 30.0
 
+    leader_election: bool = Field(False, description="of several replicas, only the holder of a Lease acts")
+    lease_name: str = "skillgym-operator"
+    lease_namespace: str = Field("", description="default: the pod's own namespace, else 'default'")
+    lease_duration_s: int = Field(15, ge=2)
+    lease_renew_s: float = Field(5.0, gt=0)
+    identity: str = Field("", description="this replica's name in the Lease; default: host name and a random suffix")
+    standby_health_port: int = Field(0, ge=0, description="answer liveness probes here while standing by (0: off)")
+
     scanning_disabled: bool = Field(False, description="skip cluster-wide namespace/CRD scans (restricted RBAC)")
     posting_level: str = "INFO"
 

@@ -178,7 +178,8 @@ def _node(name: str, pool: str, gpus: int) -> dict[str, Any]:
         "metadata": {"name": name, "annotations": {KWOK_ANNOTATION: "fake"},
                      "labels": {"type": "kwok", POOL_LABEL: pool, "kubernetes.io/hostname": name,
                                 "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}},
-        "spec": {},
+        # GPU nodes are tainted as GPU node pools usually are: only pods that tolerate it land there.
+        "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]} if gpus else {},
         "status": {"capacity": capacity, "allocatable": capacity},
     }  # fmt: skip
 

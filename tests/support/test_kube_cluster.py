@@ -21,7 +21,7 @@ def _pod(name: str, env: dict[str, str], pool: str = "cpu") -> dict[str, Any]:
         "spec": {
             "restartPolicy": "Never",
             "nodeSelector": {POOL_LABEL: pool},
-            "tolerations": [{"key": "kwok.x-k8s.io/node", "operator": "Exists", "effect": "NoSchedule"}],
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
             "containers": [{"name": "run", "image": "busybox", "env": [{"name": k, "value": v} for k, v in env.items()]},
                            {"name": "push", "image": "busybox"}],
         },

@@ -1,0 +1,193 @@
+"""The operator end to end on a real API server: ``kopf run`` as the chart's operator
+ServiceAccount, SandboxRuns becoming pods that the scheduler binds to kwok nodes and kwok's
+stages end (success, command failure, deadline, eviction), TrainingJobs becoming indexed Jobs on
+the GPU pool that the Job controller completes, restarts mid-run, two replicas under leader
+election, and watches that survive an API server restart. Everything is checked from the API
+server's view."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import kubernetes
+import pytest
+
+from tests.operator.cluster import (
+    Cluster,
+    OperatorProcess,
+    apply_operator_rbac,
+    install_crds,
+    sandbox_run,
+    training_job,
+    wait_gone,
+)
+from tests.support.kube_cluster import POOL_LABEL, KubeCluster
+from tests.support.waiting import wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.deferred_service]
+
+RUN_LABEL = "skillgym.io/sandbox-run"
+
+
+@pytest.fixture
+def cluster(kube: KubeCluster, kube_namespace: str) -> Iterator[Cluster]:
+    install_crds(kube)
+    view = Cluster(kube, kube_namespace)
+    yield view
+    view.close()
+
+
+@pytest.fixture
+def service_account(kube: KubeCluster, kube_namespace: str, cluster: Cluster) -> str:
+    return apply_operator_rbac(kube, kube_namespace)
+
+
+@pytest.fixture
+def operator(kube: KubeCluster, kube_namespace: str, service_account: str, tmp_path: Path) -> Iterator[OperatorProcess]:
+    process = OperatorProcess(kube, kube_namespace, service_account, tmp_path).start()
+    try:
+        process.wait_watching()
+        yield process
+    finally:
+        process.stop()
+    if not process.errors_expected:
+        assert "Traceback" not in process.log(), process.log()[-4000:]
+
+
+def _node_of(cluster: Cluster, pod: str) -> Any:
+    return cluster.core.read_namespaced_pod(pod, cluster.namespace).spec.node_name
+
+
+def test_a_sandbox_run_runs_on_a_kwok_node_and_succeeds(cluster: Cluster, operator: OperatorProcess) -> None:
+    cluster.create("sandboxruns", sandbox_run("run-ok"))
+    pod = wait_for(lambda: cluster.pods(**{RUN_LABEL: "run-ok"}).get("run-ok-a1"), 30, what="pod")
+    bound = wait_for(lambda: _node_of(cluster, pod.metadata.name), 30, what="binding")
+    assert bound.startswith("kwok-cpu-")
+    status = cluster.wait_phase("sandboxruns", "run-ok", ("Succeeded", "Failed"))
+    assert (status["phase"], status["outcome"], status["exitCode"]) == ("Succeeded", "ok", 0)
+    assert status["artifacts"]["mounts"] == {"/app": "sandbox/runs/run-ok/app.tar.gz"}
+    assert status.get("startedAt") and status.get("finishedAt")
+    wait_gone(lambda: cluster.pods(**{RUN_LABEL: "run-ok"}), what="finished pod cleanup")
+    policies = kubernetes.client.NetworkingV1Api(cluster.client).list_namespaced_network_policy(cluster.namespace)
+    assert "run-ok-sandbox" in {p.metadata.name for p in policies.items}
+
+    cluster.delete("sandboxruns", "run-ok")
+    wait_gone(lambda: cluster.get("sandboxruns", "run-ok"), what="run deletion past the finalizer")
+    policies = kubernetes.client.NetworkingV1Api(cluster.client).list_namespaced_network_policy(cluster.namespace)
+    assert "run-ok-sandbox" not in {p.metadata.name for p in policies.items}
+
+
+def test_failure_deadline_and_eviction_map_to_outcomes_and_retries(cluster: Cluster, operator: OperatorProcess) -> None:
+    cluster.create("sandboxruns", sandbox_run("run-fail", {"SIMULATED_EXIT_CODE": "3"}))
+    cluster.create("sandboxruns", sandbox_run("run-late", {"SIMULATED_OUTCOME": "hang"}, maxAttempts=1))
+    cluster.create("sandboxruns", sandbox_run("run-evicted", {"SIMULATED_OUTCOME": "evict"}, maxAttempts=2))
+    failed = cluster.wait_phase("sandboxruns", "run-fail", ("Succeeded", "Failed"))
+    assert (failed["phase"], failed["outcome"], failed["exitCode"], failed.get("attempt", 1)) == ("Failed", "ok", 3, 1)
+    late = cluster.wait_phase("sandboxruns", "run-late", ("Succeeded", "Failed"))
+    assert (late["phase"], late["outcome"], late["reason"]) == ("Failed", "timeout", "DeadlineExceeded")
+    evicted = cluster.wait_phase("sandboxruns", "run-evicted", ("Succeeded", "Failed"), timeout=60)
+    assert (evicted["phase"], evicted["outcome"], evicted["reason"], evicted["attempt"]) == (
+        "Failed", "killed", "Evicted", 2)
+    events = cluster.core.list_namespaced_event(cluster.namespace).items
+    assert any(e.involved_object.name == "run-evicted" for e in events)
+
+
+def test_a_training_job_becomes_an_indexed_job_on_the_gpu_pool(cluster: Cluster, operator: OperatorProcess) -> None:
+    cluster.create("trainingjobs", training_job("sft-1"))
+    job = wait_for(lambda: _job(cluster, "sft-1"), 30, what="job")
+    assert (job.spec.completion_mode, job.spec.completions, job.spec.parallelism) == ("Indexed", 2, 2)
+    status = cluster.wait_phase("trainingjobs", "sft-1", ("Succeeded", "Failed"), timeout=60)
+    assert status["phase"] == "Succeeded", status
+    pods = cluster.core.list_namespaced_pod(cluster.namespace, label_selector="job-name=sft-1").items
+    nodes = {n.metadata.name: n for n in cluster.core.list_node().items}
+    assert len(pods) == 2 and all(nodes[p.spec.node_name].metadata.labels[POOL_LABEL] == "gpu" for p in pods)
+    cluster.delete("trainingjobs", "sft-1")
+    wait_gone(lambda: _job(cluster, "sft-1"), what="job cleanup")
+
+
+def _job(cluster: Cluster, name: str) -> Any:
+    try:
+        return cluster.batch.read_namespaced_job(name, cluster.namespace)
+    except kubernetes.client.ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def test_runs_finished_while_the_operator_was_down_are_completed_after_it_restarts(
+    cluster: Cluster, kube: KubeCluster, service_account: str, tmp_path: Path
+) -> None:
+    first = OperatorProcess(kube, cluster.namespace, service_account, tmp_path, name="first").start()
+    first.wait_watching()
+    cluster.create("sandboxruns", sandbox_run("run-across", {"SIMULATED_OUTCOME": "hang"}, maxAttempts=1))
+    cluster.create("trainingjobs", training_job("sft-across"))
+    wait_for(lambda: cluster.pods(**{RUN_LABEL: "run-across"}), 30, what="pod")
+    wait_for(lambda: _job(cluster, "sft-across"), 30, what="job")
+    first.kill()
+    # While no operator runs, kwok ends the pod (deadline) and the Job controller completes the Job.
+    wait_for(lambda: all(p.status.phase == "Failed" for p in cluster.pods(**{RUN_LABEL: "run-across"}).values()), 30)
+    wait_for(lambda: (j := _job(cluster, "sft-across")) and j.status.succeeded == 2, 60, what="job done")
+    second = OperatorProcess(kube, cluster.namespace, service_account, tmp_path, name="second").start()
+    try:
+        second.wait_watching()
+        run = cluster.wait_phase("sandboxruns", "run-across", ("Succeeded", "Failed"))
+        assert (run["outcome"], run["reason"]) == ("timeout", "DeadlineExceeded")
+        assert cluster.wait_phase("trainingjobs", "sft-across", ("Succeeded", "Failed"))["phase"] == "Succeeded"
+        jobs = cluster.batch.list_namespaced_job(cluster.namespace).items
+        assert [j.metadata.name for j in jobs] == ["sft-across"]  # resumed, not started again
+    finally:
+        second.stop()
+
+
+def test_of_two_replicas_only_the_lease_holder_acts_and_the_other_takes_over(
+    cluster: Cluster, kube: KubeCluster, service_account: str, tmp_path: Path
+) -> None:
+    election = {"SKILLGYM_OPERATOR_LEADER_ELECTION": "true", "SKILLGYM_OPERATOR_LEASE_NAME": "sg-skillgym-operator",
+                "SKILLGYM_OPERATOR_LEASE_NAMESPACE": cluster.namespace, "SKILLGYM_OPERATOR_LEASE_DURATION_S": "4",
+                "SKILLGYM_OPERATOR_LEASE_RENEW_S": "1"}
+    replicas = {name: OperatorProcess(kube, cluster.namespace, service_account, tmp_path, name=name,
+                                      settings={**election, "SKILLGYM_OPERATOR_IDENTITY": name}).start()
+                for name in ("replica-a", "replica-b")}  # fmt: skip
+    coordination = kubernetes.client.CoordinationV1Api(cluster.client)
+    try:
+        lease = wait_for(lambda: _lease(coordination, cluster.namespace), 30, what="lease")
+        leader = lease.spec.holder_identity
+        standby = next(name for name in replicas if name != leader)
+        replicas[leader].wait_watching()
+        cluster.create("sandboxruns", sandbox_run("run-led"))
+        assert cluster.wait_phase("sandboxruns", "run-led", ("Succeeded", "Failed"))["phase"] == "Succeeded"
+        assert "Starting the watch-stream" not in replicas[standby].log()
+        assert "run-led" not in replicas[standby].log()
+
+        replicas[leader].kill()
+        cluster.create("sandboxruns", sandbox_run("run-after"))
+        replicas[standby].wait_watching(timeout=60)
+        assert cluster.wait_phase("sandboxruns", "run-after", ("Succeeded", "Failed"))["phase"] == "Succeeded"
+        lease = _lease(coordination, cluster.namespace)
+        assert (lease.spec.holder_identity, lease.spec.lease_transitions) == (standby, 1)
+    finally:
+        for process in replicas.values():
+            process.stop()
+
+
+def _lease(api: Any, namespace: str) -> Any:
+    try:
+        return api.read_namespaced_lease("sg-skillgym-operator", namespace)
+    except kubernetes.client.ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def test_watches_resume_after_the_api_server_restarts(
+    cluster: Cluster, kube: KubeCluster, operator: OperatorProcess
+) -> None:
+    operator.errors_expected = True  # calls fail while the API server is down, and are retried
+    cluster.create("sandboxruns", sandbox_run("run-before"))
+    assert cluster.wait_phase("sandboxruns", "run-before", ("Succeeded", "Failed"))["phase"] == "Succeeded"
+    kube.restart_apiserver(down_s=2)
+    cluster.create("sandboxruns", sandbox_run("run-after-restart"))
+    status = cluster.wait_phase("sandboxruns", "run-after-restart", ("Succeeded", "Failed"), timeout=90)
+    assert status["phase"] == "Succeeded"
