@@ -27,7 +27,7 @@ elapsed() { echo "$(($(date +%s) - $1))s"; }
 command -v go >/dev/null 2>&1 || die "go is required (https://go.dev/doc/install; Go 1.24 or newer)"
 command -v openssl >/dev/null 2>&1 || die "openssl is required: the test fixtures make the cluster's certificates with it"
 
-want="$(cat "${BASH_SOURCE[0]}" "$MODULES"/*/go.mod "$MODULES"/*/go.sum "$MODULES"/etcd/main.go | sha256sum | cut -d' ' -f1)"
+want="$(cat "${BASH_SOURCE[0]}" "$MODULES"/*/go.mod "$MODULES"/*/go.sum "$MODULES"/etcd/main.go "$MODULES"/fetch-crds.sh | sha256sum | cut -d' ' -f1)"
 stamp="$DEST/.installed"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
     log "already installed in $DEST (Kubernetes $KUBERNETES_VERSION, kwok $KWOK_VERSION)"
@@ -47,13 +47,13 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 log "building kube-apiserver, kube-controller-manager and kube-scheduler $KUBERNETES_VERSION (the longest step) ..."
-(cd "$MODULES/control-plane" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$DEST/bin.new/" \
+(cd "$MODULES/control-plane" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$DEST/bin.new/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler) || die "building the Kubernetes control plane failed"
 log "control plane built ($(elapsed "$start"))"
 
 log "building etcd ..."
-(cd "$MODULES/etcd" && CGO_ENABLED=0 go build -trimpath -o "$DEST/bin.new/etcd" .) || die "building etcd failed"
+(cd "$MODULES/etcd" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -o "$DEST/bin.new/etcd" .) || die "building etcd failed"
 
 log "building kwok $KWOK_VERSION ..."
 GOBIN="$DEST/bin.new" CGO_ENABLED=0 go install -trimpath "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" ||
@@ -71,5 +71,6 @@ chmod u+w "$DEST/stages.new"/*
 rm -rf "$DEST/bin" "$DEST/stages"
 mv "$DEST/bin.new" "$DEST/bin"
 mv "$DEST/stages.new" "$DEST/stages"
+bash "$ROOT/scripts/kubernetes/fetch-crds.sh" || die "fetching third-party CRDs failed"
 echo "$want" >"$stamp"
 log "installed in $DEST ($(elapsed "$start")): $(ls "$DEST/bin" | tr '\n' ' ')"

@@ -60,6 +60,7 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.posting.level = logging.getLevelName(SETTINGS.posting_level)
     settings.scanning.disabled = SETTINGS.scanning_disabled
     settings.persistence.finalizer = f"{GROUP}/operator"
+    settings.execution.max_workers = SETTINGS.handler_threads
 
 
 @kopf.on.startup(id="leader-election")
@@ -68,7 +69,7 @@ def elect_leader(**_: Any) -> None:
     if not SETTINGS.leader_election:
         return
     kube.configure_client()
-    leader.lead(SETTINGS, kubernetes.client.CoordinationV1Api(), on_lost=lambda: os.kill(os.getpid(), signal.SIGTERM))
+    leader.lead(SETTINGS, kubernetes.client.CoordinationV1Api(kube.api_client()), on_lost=lambda: os.kill(os.getpid(), signal.SIGTERM))
 
 
 @kopf.on.login(id="login")
@@ -139,7 +140,17 @@ def start_sandbox_run(
         patch.status.update({"phase": "Failed", "outcome": "error", "reason": exc.reason, "message": str(exc)})
         kopf.warn(body, reason="InvalidSpec", message=str(exc.details.get("errors"))[:1000])
         raise kopf.PermanentError(str(exc)) from exc
-    active = len(active_sandbox_pods.get(namespace, [])) if active_sandbox_pods is not None else 0
+    active_pods: Any = active_sandbox_pods.get(namespace, []) if active_sandbox_pods is not None else []
+    started = body.get("status") or {}
+    if started.get("attempt") and started.get("phase") != "Queued":
+        # Delivered again (kopf saw the run before its own record of this handler): the status says
+        # the run has started, so only a pod lost between that status and its creation is made.
+        if started.get("phase") == "Pending" and started.get("podName") not in active_pods:
+            owner = _owner("SandboxRun", body)
+            image = str(started.get("image") or run_spec.image or SETTINGS.default_task_image)
+            _start_attempt(owner, _safe_pod(owner, run_spec, image, int(started["attempt"])))
+        return
+    active = len(active_pods)
     if active >= SETTINGS.max_active_runs_per_namespace:
         patch.status.update({"phase": "Queued", "message": f"{active} runs active in {namespace}"})
         raise kopf.TemporaryError("namespace quota reached", delay=SETTINGS.queue_retry_s)
@@ -163,10 +174,36 @@ def start_sandbox_run(
     kopf.info(body, reason="PodCreated", message=f"attempt 1: pod {pod_name} with image {image}")
 
 
+@kopf.index(GROUP, VERSION, SANDBOX_RUNS, id="sandbox_run_states")
+def sandbox_run_states(namespace: str | None, name: str, status: Any, **_: Any) -> dict[tuple[str, str], Any]:
+    return {(namespace or "default", name): (int(status.get("attempt") or 0), status.get("phase"))}
+
+
+def _nothing_new(known: Any, attempt: int, verdict: Any) -> bool:
+    """Whether the run's state as last watched already says what this pod event says (then no
+    read of the run is needed): a finished run, or the same attempt in the same non-final phase."""
+    if known is None:
+        return False
+    known_attempt, known_phase = known
+    if known_phase in TERMINAL_PHASES:
+        return True
+    return bool(known_attempt == attempt and not verdict.terminal and verdict.phase == known_phase)
+
+
 @kopf.on.event("pods", labels={LABEL_RUN: kopf.PRESENT, **MANAGED}, id="sandbox-pod-event")
-def sandbox_pod_event(event: kopf.RawEvent, body: kopf.Body, namespace: str | None, labels: Any, **_: Any) -> None:
+def sandbox_pod_event(
+    event: kopf.RawEvent,
+    body: kopf.Body,
+    namespace: str | None,
+    labels: Any,
+    sandbox_run_states: kopf.Index[tuple[str, str], Any] | None = None,
+    **_: Any,
+) -> None:
     namespace = namespace or "default"
     run_name, attempt = labels[LABEL_RUN], int(labels.get(LABEL_ATTEMPT, "1"))
+    known = next(iter(sandbox_run_states.get((namespace, run_name), [])), None) if sandbox_run_states else None
+    if event.get("type") != "DELETED" and _nothing_new(known, attempt, pod_verdict(dict(body))):
+        return
     run = kube.get_custom(SANDBOX_RUNS, namespace, run_name)
     if run is None or run["metadata"].get("deletionTimestamp"):
         return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -11,29 +12,47 @@ from kubernetes.client.exceptions import ApiException
 
 from skillgym_operator.resources import GROUP, VERSION
 
+_CLIENT: kubernetes.client.ApiClient | None = None
+_CLIENT_LOCK = threading.Lock()
+
 
 def configure_client() -> None:
     """In-cluster credentials first, else the kubeconfig named by ``KUBECONFIG`` (read now)."""
+    global _CLIENT
     try:
         kubernetes.config.load_incluster_config()
     except kubernetes.config.ConfigException:
         kubernetes.config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
+    with _CLIENT_LOCK:
+        _CLIENT = None
+
+
+def api_client() -> kubernetes.client.ApiClient:
+    """One client for the process: its connection pool keeps TLS connections open across calls
+    (an API object made without one opens a new connection, and handshake, per request)."""
+    global _CLIENT
+    with _CLIENT_LOCK:
+        if _CLIENT is None:
+            configuration = kubernetes.client.Configuration.get_default_copy()
+            configuration.connection_pool_maxsize = 32
+            _CLIENT = kubernetes.client.ApiClient(configuration)
+        return _CLIENT
 
 
 def core() -> kubernetes.client.CoreV1Api:
-    return kubernetes.client.CoreV1Api()
+    return kubernetes.client.CoreV1Api(api_client())
 
 
 def batch() -> kubernetes.client.BatchV1Api:
-    return kubernetes.client.BatchV1Api()
+    return kubernetes.client.BatchV1Api(api_client())
 
 
 def networking() -> kubernetes.client.NetworkingV1Api:
-    return kubernetes.client.NetworkingV1Api()
+    return kubernetes.client.NetworkingV1Api(api_client())
 
 
 def custom() -> kubernetes.client.CustomObjectsApi:
-    return kubernetes.client.CustomObjectsApi()
+    return kubernetes.client.CustomObjectsApi(api_client())
 
 
 def create_if_absent(create: Callable[..., Any], namespace: str, body: dict[str, Any]) -> bool:
@@ -58,7 +77,7 @@ def ignore_missing(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 def read_job(namespace: str, name: str) -> dict[str, Any] | None:
     job = ignore_missing(batch().read_namespaced_job, name, namespace)
-    return None if job is None else kubernetes.client.ApiClient().sanitize_for_serialization(job)
+    return None if job is None else api_client().sanitize_for_serialization(job)
 
 
 def get_custom(plural: str, namespace: str, name: str) -> dict[str, Any] | None:
@@ -83,7 +102,7 @@ def patch_custom_status(plural: str, namespace: str, name: str, status: dict[str
 def delete_pods(namespace: str, match_labels: dict[str, str]) -> list[str]:
     """Delete every pod carrying all of ``match_labels``; return their names."""
     selector = ",".join(f"{key}={value}" for key, value in sorted(match_labels.items()))
-    pods = kubernetes.client.ApiClient().sanitize_for_serialization(
+    pods = api_client().sanitize_for_serialization(
         core().list_namespaced_pod(namespace, label_selector=selector).items
     )
     names = [

@@ -20,6 +20,10 @@ class OperatorSettings(BaseSettings):
     secret: str = Field("skillgym-secrets", description="Secret with SKILLGYM_S3_ACCESS_KEY/SECRET_KEY")
     sandbox_service_account: str = ""
     runtime_class_name: str = Field("", description="e.g. gvisor; empty uses the cluster default")
+    sandbox_node_selector: dict[str, str] = Field(
+        default_factory=dict, description="labels of the nodes sandbox pods run on (a dedicated pool)")
+    sandbox_tolerations: list[dict[str, str]] = Field(
+        default_factory=list, description="taints of that pool the sandbox pods tolerate")
     run_as_user: int = Field(65534, ge=1, description="uid of every container in sandbox and training pods")
     run_as_group: int = Field(65534, ge=1, description="gid (and fsGroup) of those pods")
     seccomp_profile_type: Literal["RuntimeDefault", "Localhost"] = "RuntimeDefault"
@@ -63,6 +67,8 @@ class OperatorSettings(BaseSettings):
     lease_renew_s: float = Field(5.0, gt=0)
     identity: str = Field("", description="this replica's name in the Lease; default: host name and a random suffix")
     standby_health_port: int = Field(0, ge=0, description="answer liveness probes here while standing by (0: off)")
+
+    handler_threads: int = Field(32, ge=1, description="sync handlers run at once (each mostly waits on the API)")
 
     scanning_disabled: bool = Field(False, description="skip cluster-wide namespace/CRD scans (restricted RBAC)")
     posting_level: str = "INFO"

@@ -21,7 +21,7 @@ ADDON_KINDS = {
     ("monitoring.coreos.com/v1", "ServiceMonitor"),
     ("monitoring.coreos.com/v1", "PrometheusRule"),
     ("keda.sh/v1alpha1", "ScaledObject"),
-    ("kafka.strimzi.io/v1beta2", "KafkaTopic"),
+    ("kafka.strimzi.io/v1", "KafkaTopic"),
 }
 TOPICS = [
     "skill-ingested", "env-built", "env-reviewed", "env-feedback",
@@ -158,10 +158,36 @@ def test_operator_rbac_is_namespaced_and_least_privilege() -> None:
         for resource in rule["resources"]
     }
     assert "*" not in set().union(*verbs.values())
-    assert verbs[("", "pods")] == {"get", "list", "watch", "create", "delete"}
+    assert verbs[("", "pods")] == {"list", "watch", "create", "delete"}
+    assert verbs[("skillgym.io", "sandboxruns/status")] == {"patch"}
+    assert verbs[("", "events")] == {"create"}
     assert "secrets" not in {resource for _, resource in verbs}
     container = by_kind(docs, "Deployment")["sg-skillgym-operator"]["spec"]["template"]["spec"]["containers"][0]
     assert container["command"][:4] == ["kopf", "run", "-m", "skillgym_operator"]
+
+
+@pytest.mark.parametrize(
+    ("values", "rules"),
+    [
+        ({}, {"sandboxruns": {"create", "list", "watch", "delete"}, "trainingjobs": {"create"}}),
+        ({"config": {"sandbox": "local"}, "services": {"trainer": {"kubernetesApi": True}}},
+         {"trainingjobs": {"create"}}),
+        ({"config": {"sandbox": "local"}}, {}),
+    ],
+    ids=["kubernetes-sandbox", "trainer-api-only", "no-api"],
+)
+def test_services_role_grants_only_what_their_api_clients_call(
+    values: dict[str, Any], rules: dict[str, set[str]]
+) -> None:
+    roles = {name: role for name, role in by_kind(render(values), "Role").items() if not name.endswith("-operator")}
+    granted = {
+        resource: set(rule["verbs"])
+        for role in roles.values()
+        for rule in role["rules"]
+        for resource in rule["resources"]
+    }
+    assert granted == rules
+    assert bool(roles) == bool(rules)
 
 
 def test_topics_job_creates_every_topic_and_dead_letter_topic() -> None:
@@ -264,7 +290,7 @@ def test_operator_hands_workload_security_to_its_settings(monkeypatch: pytest.Mo
     docs = render(load_values(CHART / "ci" / "monitoring-values.yaml"))
     container = by_kind(docs, "Deployment")["sg-skillgym-operator"]["spec"]["template"]["spec"]["containers"][0]
     for variable in container["env"]:
-        if variable["name"].startswith("SKILLGYM_OPERATOR_"):
+        if variable["name"].startswith("SKILLGYM_OPERATOR_") and "value" in variable:
             monkeypatch.setenv(variable["name"], variable["value"])
     settings = OperatorSettings()
     assert (settings.run_as_user, settings.run_as_group) == (2000000, 2000000)
@@ -305,3 +331,17 @@ def test_schema_accepts_a_localhost_seccomp_profile() -> None:
     localhost = {"type": "Localhost", "localhostProfile": "profiles/skillgym.json"}
     docs = render({"podSecurityContext": SAFE_POD | {"seccompProfile": localhost}})
     assert all(pod["securityContext"]["seccompProfile"] == localhost for pod in pod_templates(docs).values())
+
+
+def test_operator_replicas_elect_a_leader_through_a_lease_they_alone_may_update() -> None:
+    docs = render({"operator": {"replicas": 2}})
+    deployment = by_kind(docs, "Deployment")["sg-skillgym-operator"]
+    assert deployment["spec"]["replicas"] == 2
+    env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["SKILLGYM_OPERATOR_LEADER_ELECTION"]["value"] == "true"
+    assert env["SKILLGYM_OPERATOR_LEASE_NAME"]["value"] == "sg-skillgym-operator"
+    assert env["SKILLGYM_OPERATOR_IDENTITY"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    assert env["SKILLGYM_OPERATOR_STANDBY_HEALTH_PORT"]["value"] == "8080"
+    rules = [r for r in by_kind(docs, "Role")["sg-skillgym-operator"]["rules"] if "leases" in r["resources"]]
+    assert {(tuple(r["verbs"]), tuple(r.get("resourceNames", ()))) for r in rules} == {
+        (("create",), ()), (("get", "update"), ("sg-skillgym-operator",))}

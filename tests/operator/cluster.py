@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import kubernetes
 import yaml
 
 from tests.support.kube_cluster import KubeCluster
+from tests.support.services import free_port
 from tests.support.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,8 +79,10 @@ class OperatorProcess:
     """``kopf run -m skillgym_operator`` for one namespace, as the operator's ServiceAccount."""
 
     def __init__(self, kube: KubeCluster, namespace: str, service_account: str, workdir: Path,
-                 settings: Mapping[str, str] | None = None, name: str = "operator") -> None:
+                 settings: Mapping[str, str] | None = None, name: str = "operator", verbose: bool = True) -> None:
         self.kube, self.namespace, self.workdir, self.name = kube, namespace, workdir, name
+        self.verbose = verbose
+        self.health_port = free_port()
         token = kube.service_account_token(namespace, service_account)
         self.kubeconfig = kube.kubeconfig(token=token, namespace=namespace, path=workdir / f"{name}-kubeconfig.json")
         self.env = {
@@ -100,7 +104,8 @@ class OperatorProcess:
 
     def start(self) -> OperatorProcess:
         argv = [sys.executable, "-m", "kopf", "run", "-m", "skillgym_operator", f"--namespace={self.namespace}",
-                "--standalone", "--verbose"]
+                "--standalone", f"--liveness=http://127.0.0.1:{self.health_port}/healthz",
+                *(["--verbose"] if self.verbose else [])]
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(argv, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, start_new_session=True)
@@ -110,9 +115,22 @@ class OperatorProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def wait_watching(self, timeout: float = 60.0) -> None:
-        wait_for(lambda: self.log().count("Starting the watch-stream") >= 4 or self._died(), timeout,
-                 what=f"{self.name} watching")
+        """Until every watch stream is open (read from the debug log), or, quiet, until the
+        liveness endpoint answers (the operator serves it once started) and a moment more."""
+        if self.verbose:
+            wait_for(lambda: self.log().count("Starting the watch-stream") >= 4 or self._died(), timeout,
+                     what=f"{self.name} watching")
+        else:
+            wait_for(lambda: self._healthy() or self._died(), timeout, what=f"{self.name} healthy")
+            time.sleep(1.0)
         assert not self._died(), self.log()[-3000:]
+
+    def _healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/healthz", timeout=1) as response:
+                return bool(response.status == 200)
+        except OSError:
+            return False
 
     def _died(self) -> bool:
         return self.process is not None and self.process.poll() is not None

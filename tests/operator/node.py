@@ -11,10 +11,12 @@ import math
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import kubernetes
+import urllib3
 from skillgym_core.sandbox.base import Limits, Mount
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.store.base import Store
@@ -103,9 +105,23 @@ class SandboxNode:
             "initContainerStatuses": [_container_status(fetch["name"], fetch["image"], 0)],
             "containerStatuses": statuses,
         }
-        kubernetes.client.CoreV1Api(self.api.api_client).patch_namespaced_pod_status(
-            pod["metadata"]["name"], self.namespace, {"status": status}
-        )
+        self._report(pod["metadata"]["name"], status)
+
+    def _report(self, pod: str, status: dict[str, Any], patience_s: float = 60.0) -> None:
+        """Patch the pod's status, retrying while the API server cannot be reached, as a kubelet does."""
+        deadline = time.monotonic() + patience_s
+        while True:
+            try:
+                kubernetes.client.CoreV1Api(self.api.api_client).patch_namespaced_pod_status(
+                    pod, self.namespace, {"status": status}
+                )
+                return
+            except (urllib3.exceptions.HTTPError, kubernetes.client.ApiException) as exc:
+                if isinstance(exc, kubernetes.client.ApiException) and exc.status not in (429, 500, 503, 504):
+                    raise
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
     @staticmethod
     def _remap(plan: dict[str, Any], mounts: list[dict[str, Any]], volumes: dict[str, Path]) -> dict[str, Any]:

@@ -76,3 +76,33 @@ def test_the_lease_namespace_defaults_to_the_pods_own(tmp_path: Path) -> None:
     assert lease_namespace("", str(tmp_path / "namespace")) == "skillgym"
     assert lease_namespace("other", str(tmp_path / "namespace")) == "other"
     assert lease_namespace("", str(tmp_path / "missing")) == "default"
+
+
+def test_a_standby_answers_the_liveness_probe_until_it_leads() -> None:
+    import urllib.request
+
+    from skillgym_operator.leader import StandbyHealth
+
+    from tests.support.services import free_port
+
+    port = free_port()
+    health = StandbyHealth(port)
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
+        assert (response.status, response.read()) == (200, b'{"standby": true}')
+    health.close()
+    StandbyHealth(port).close()  # the port is free again for the operator's own endpoint
+
+
+def test_a_leader_that_finds_another_holder_stops() -> None:
+    import threading
+
+    store = FakeLeaseStore()
+    lost = threading.Event()
+    leader = LeaderElector(store, "a", 15, 0.05, on_lost=lost.set)  # type: ignore[arg-type]
+    assert leader.try_once()
+    leader.keep_renewing()
+    assert not lost.wait(0.3)  # renewing keeps it
+    store.body = next_lease(None, "create", "b", 15, datetime.now(UTC), "op")  # someone else took it over
+    store.version += 1
+    assert lost.wait(5)
+    leader.stop()

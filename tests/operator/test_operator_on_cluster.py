@@ -191,3 +191,20 @@ def test_watches_resume_after_the_api_server_restarts(
     cluster.create("sandboxruns", sandbox_run("run-after-restart"))
     status = cluster.wait_phase("sandboxruns", "run-after-restart", ("Succeeded", "Failed"), timeout=90)
     assert status["phase"] == "Succeeded"
+
+
+def test_the_trainers_launcher_submits_a_job_the_operator_runs_to_completion(
+    cluster: Cluster, kube: KubeCluster, operator: OperatorProcess
+) -> None:
+    from skillgym_trainer.launcher import KubernetesLauncher, TrainingRequest
+    from skillgym_trainer.settings import TrainerSettings
+
+    settings = TrainerSettings(k8s_namespace=cluster.namespace, k8s_gpus=2)
+    request = TrainingRequest(run_id="sft-launched", dataset_key="datasets/d1/train.jsonl",
+                              base_model="HuggingFaceTB/SmolLM2-135M-Instruct", zero_stage=2)
+    with kube.api_client() as client:
+        assert KubernetesLauncher(settings, client).submit(request) == f"{cluster.namespace}/sft-launched"
+    status = cluster.wait_phase("trainingjobs", "sft-launched", ("Succeeded", "Failed"), timeout=60)
+    assert status["phase"] == "Succeeded", status
+    job = _job(cluster, "sft-launched")
+    assert job.spec.template.spec.containers[0].resources.limits["nvidia.com/gpu"] == "2"

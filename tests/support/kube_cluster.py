@@ -110,6 +110,10 @@ class KubeCluster:
 
     # ------------------------------------------------------------------ lifecycle
 
+    @property
+    def audit_log(self) -> Path:
+        return self.workdir / "audit.log"
+
     def restart_apiserver(self, down_s: float = 0.0, timeout: float = 60.0) -> None:
         apiserver = self.processes["kube-apiserver"]
         apiserver.stop()
@@ -184,9 +188,18 @@ def _node(name: str, pool: str, gpus: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
+_AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+"""
+
+
 def start_kube_cluster(workdir: Path, *, cpu_nodes: int = 2, gpu_nodes: int = 2, gpus_per_node: int = 8,
-                       timeout: float = 90.0) -> KubeCluster:
-    """Start the control plane and kwok with the two node pools; returns once nodes are Ready."""
+                       audit: bool = False, timeout: float = 90.0) -> KubeCluster:
+    """Start the control plane and kwok with the two node pools; returns once nodes are Ready.
+    With ``audit`` every request is logged (who, verb, resource) to ``cluster.audit_log``."""
     await_deferred_install("kubernetes")
     missing = [name for name in BINARIES if not (KUBE_BIN / name).is_file()]
     if missing:
@@ -223,6 +236,7 @@ def start_kube_cluster(workdir: Path, *, cpu_nodes: int = 2, gpu_nodes: int = 2,
             "--service-cluster-ip-range=10.0.0.0/24", "--endpoint-reconciler-type=none",
             "--enable-priority-and-fairness=false", "--max-requests-inflight=2000",
             "--max-mutating-requests-inflight=1000", "--watch-cache=true", "--v=0",
+            *_audit_flags(home, audit),
         ], api_port)  # fmt: skip
         cluster.processes["kube-apiserver"] = apiserver
         _wait(apiserver, cluster._healthy, timeout)
@@ -251,6 +265,14 @@ def start_kube_cluster(workdir: Path, *, cpu_nodes: int = 2, gpu_nodes: int = 2,
         cluster.stop()
         raise
     return cluster
+
+
+def _audit_flags(home: Path, audit: bool) -> list[str]:
+    if not audit:
+        return []
+    (home / "audit-policy.yaml").write_text(_AUDIT_POLICY)
+    return [f"--audit-policy-file={home / 'audit-policy.yaml'}", f"--audit-log-path={home / 'audit.log'}",
+            "--audit-log-format=json", "--audit-log-mode=batch", "--audit-log-maxsize=0"]
 
 
 def _add_nodes(cluster: KubeCluster, cpu_nodes: int, gpu_nodes: int, gpus: int, timeout: float) -> None:

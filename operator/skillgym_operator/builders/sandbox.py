@@ -214,6 +214,10 @@ def sandbox_pod(
         pod_spec["serviceAccountName"] = settings.sandbox_service_account
     if settings.runtime_class_name:
         pod_spec["runtimeClassName"] = settings.runtime_class_name
+    if settings.sandbox_node_selector:
+        pod_spec["nodeSelector"] = dict(settings.sandbox_node_selector)
+    if settings.sandbox_tolerations:
+        pod_spec["tolerations"] = [dict(t) for t in settings.sandbox_tolerations]
     return {
         "apiVersion": "v1",
         "kind": "Pod",

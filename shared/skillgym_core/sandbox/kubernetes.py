@@ -45,6 +45,9 @@ OUTCOMES = {
 log = logging.getLogger(__name__)
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
+# An API server restarting or shedding load answers these for a moment.
+RETRIABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+
 
 class KubernetesSandboxSettings(CommonSettings):
     k8s_namespace: str = Field("", description="namespace for SandboxRuns; empty: the pod's own, else default")
@@ -236,6 +239,8 @@ class KubernetesSandbox:
 
     def wait(self, run_name: str, timeout_s: float) -> dict[str, Any]:
         """Follow the run with a watch until its phase is terminal; return its status."""
+        from kubernetes.client.exceptions import ApiException
+
         deadline = time.monotonic() + timeout_s
         last: dict[str, Any] = {}
         while (remaining := deadline - time.monotonic()) > 0:
@@ -263,6 +268,14 @@ class KubernetesSandbox:
                         break
             except (urllib3.exceptions.ReadTimeoutError, urllib3.exceptions.ProtocolError):
                 continue  # an idle or dropped watch: open a new one while time remains
+            except urllib3.exceptions.MaxRetryError:
+                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+                continue  # the API server cannot be reached (restarting): try again while time remains
+            except ApiException as exc:
+                if exc.status not in RETRIABLE_STATUSES:
+                    raise
+                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+                continue  # not ready yet after a restart, or shedding load
             finally:
                 watch.stop()
         raise SandboxError(

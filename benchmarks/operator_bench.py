@@ -1,0 +1,211 @@
+"""The operator's throughput on a real API server (etcd, kube-apiserver, controller-manager,
+scheduler built from source; kwok nodes ending pods), against a plain Kubernetes client loop
+creating the same pods, side by side on this machine:
+
+- operator: N SandboxRuns created as fast as the client can (4 threads); measured until every
+  run's pod exists, is bound to a node, and every run reports ``Succeeded``;
+- peer: the same N pods (the operator's own pod spec, renamed) created by a plain client loop
+  with the same threads; measured until every pod exists, is bound, and has ``Succeeded``.
+
+The ratio of the two end-to-end rates is the headline (target: at least 0.7). The API requests
+the operator makes per SandboxRun are counted from the API server's audit log, by verb and
+resource. Rounds alternate (peer, operator, peer, operator, ...) in fresh namespaces.
+
+Run: ``python -m benchmarks.operator_bench [--runs 500] [--rounds 2]``; writes
+``benchmarks/results/operator_bench.json``."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+for extra in ("shared", "."):
+    if str(ROOT / extra) not in sys.path:
+        sys.path.insert(0, str(ROOT / extra))
+
+import kubernetes  # noqa: E402
+from tqdm import tqdm  # noqa: E402
+
+from tests.operator.cluster import (  # noqa: E402
+    Cluster,
+    OperatorProcess,
+    apply_operator_rbac,
+    install_crds,
+    sandbox_run,
+)
+from tests.support.kube_cluster import KubeCluster, kube_cluster  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results" / "operator_bench.json"
+THREADS = 4
+RUN_LABEL = "skillgym.io/sandbox-run"
+
+
+def _namespace(kube: KubeCluster, name: str) -> Cluster:
+    with kube.api_client() as client:
+        kubernetes.client.CoreV1Api(client).create_namespace({"metadata": {"name": name}})
+    return Cluster(kube, name)
+
+
+class Milestones:
+    """When the last of N objects reached each stage (seconds after the start)."""
+
+    def __init__(self, total: int, stages: tuple[str, ...]) -> None:
+        self.total, self.start = total, time.monotonic()
+        self.done: dict[str, float] = {}
+        self.stages = stages
+
+    def observe(self, counts: dict[str, int]) -> bool:
+        for stage in self.stages:
+            if stage not in self.done and counts.get(stage, 0) >= self.total:
+                self.done[stage] = time.monotonic() - self.start
+        return len(self.done) == len(self.stages)
+
+
+def _watch(milestones: Milestones, count: Any, what: str, timeout: float) -> dict[str, float]:
+    bar = tqdm(total=milestones.total, desc=what, leave=False, unit="run")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        counts = count()
+        bar.n = counts.get(milestones.stages[-1], 0)
+        bar.refresh()
+        if milestones.observe(counts):
+            break
+        time.sleep(0.25)
+    bar.close()
+    missing = [s for s in milestones.stages if s not in milestones.done]
+    if missing:
+        raise RuntimeError(f"{what}: {missing} not reached by all {milestones.total} within {timeout:.0f} s")
+    return milestones.done
+
+
+def _pod_counts(view: Cluster, selector: str) -> dict[str, int]:
+    pods = view.core.list_namespaced_pod(view.namespace, label_selector=selector).items
+    return {"created": len(pods), "bound": sum(bool(p.spec.node_name) for p in pods),
+            "succeeded": sum(p.status.phase == "Succeeded" for p in pods)}
+
+
+def operator_round(kube: KubeCluster, runs: int, workdir: Path, index: int) -> dict[str, Any]:
+    view = _namespace(kube, f"bench-operator-{index}")
+    account = apply_operator_rbac(kube, view.namespace)
+    settings = {"SKILLGYM_OPERATOR_MAX_ACTIVE_RUNS_PER_NAMESPACE": str(runs * 2),
+                "SKILLGYM_OPERATOR_FINISHED_POD_TTL_S": "3600"}
+    operator = OperatorProcess(kube, view.namespace, account, workdir, settings=settings, name=f"operator-{index}",
+                               verbose=False)
+    operator.start()
+    try:
+        operator.wait_watching()
+        audit_start = kube.audit_log.stat().st_size if kube.audit_log.exists() else 0
+        milestones = Milestones(runs, ("created", "bound", "succeeded"))
+        with ThreadPoolExecutor(THREADS) as pool:
+            list(pool.map(lambda i: view.create("sandboxruns", sandbox_run(f"run-{i:04d}")), range(runs)))
+
+        def count() -> dict[str, int]:
+            counts = _pod_counts(view, RUN_LABEL)
+            items = view.custom.list_namespaced_custom_object("skillgym.io", "v1alpha1", view.namespace, "sandboxruns")
+            counts["succeeded"] = sum((r.get("status") or {}).get("phase") == "Succeeded" for r in items["items"])
+            return counts
+
+        done = _watch(milestones, count, f"operator round {index}", timeout=max(300.0, runs * 2.0))
+        time.sleep(2)  # the audit log is written in batches
+        requests = _operator_requests(kube, audit_start, f"system:serviceaccount:{view.namespace}:{account}")
+        template = next(iter(view.core.list_namespaced_pod(view.namespace, label_selector=RUN_LABEL).items))
+        return {"seconds": done, "requests": requests, "pod": kube.api_client().sanitize_for_serialization(template)}
+    finally:
+        operator.stop()
+        view.close()
+
+
+def _operator_requests(kube: KubeCluster, offset: int, user: str) -> dict[str, int]:
+    counts: collections.Counter[str] = collections.Counter()
+    with kube.audit_log.open("rb") as log:
+        log.seek(offset)
+        for line in log:
+            event = json.loads(line)
+            if event.get("user", {}).get("username") != user:
+                continue
+            ref = event.get("objectRef") or {}
+            resource = ref.get("resource", "?") + (f"/{ref['subresource']}" if ref.get("subresource") else "")
+            counts[f"{event.get('verb')} {resource}"] += 1
+    return dict(counts.most_common())
+
+
+def _plain_pod(template: dict[str, Any], name: str) -> dict[str, Any]:
+    metadata = template["metadata"]
+    spec = {k: v for k, v in template["spec"].items() if k not in ("nodeName",)}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": {"bench": "plain", **{k: v for k, v in metadata.get("labels", {}).items()
+                                                                      if k != RUN_LABEL}}},
+            "spec": spec}  # fmt: skip
+
+
+def plain_round(kube: KubeCluster, runs: int, template: dict[str, Any], index: int) -> dict[str, Any]:
+    view = _namespace(kube, f"bench-plain-{index}")
+    try:
+        milestones = Milestones(runs, ("created", "bound", "succeeded"))
+        with ThreadPoolExecutor(THREADS) as pool:
+            list(pool.map(lambda i: view.core.create_namespaced_pod(view.namespace, _plain_pod(template, f"pod-{i:04d}")),
+                          range(runs)))
+        done = _watch(milestones, lambda: _pod_counts(view, "bench=plain"), f"plain round {index}",
+                      timeout=max(300.0, runs * 2.0))
+        return {"seconds": done}
+    finally:
+        view.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="operator-bench-") as tmp, kube_cluster(Path(tmp), audit=True) as kube:
+        install_crds(kube)
+        operator_rounds, plain_rounds = [], []
+        # A first operator round gives the peer the operator's own pod spec.
+        operator_rounds.append(operator_round(kube, args.runs, Path(tmp), 0))
+        template = operator_rounds[0].pop("pod")
+        for index in range(args.rounds):
+            plain_rounds.append(plain_round(kube, args.runs, template, index))
+            if index + 1 < args.rounds:
+                result = operator_round(kube, args.runs, Path(tmp), index + 1)
+                result.pop("pod")
+                operator_rounds.append(result)
+    report = summarise(args.runs, operator_rounds, plain_rounds)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in report.items() if k != "rounds"}, indent=2))
+
+
+def summarise(runs: int, operator_rounds: list[dict[str, Any]], plain_rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    def rate(rounds: list[dict[str, Any]], stage: str) -> float:
+        return round(runs / statistics.median(r["seconds"][stage] for r in rounds), 1)
+
+    per_run = collections.Counter[str]()
+    for result in operator_rounds:
+        per_run.update(result["requests"])
+    per_run_mean = {k: round(v / (runs * len(operator_rounds)), 2) for k, v in per_run.most_common()}
+    operator_rate, plain_rate = rate(operator_rounds, "succeeded"), rate(plain_rounds, "succeeded")
+    return {
+        "runs": runs,
+        "threads": THREADS,
+        "operator_per_s": {stage: rate(operator_rounds, stage) for stage in ("created", "bound", "succeeded")},
+        "plain_client_per_s": {stage: rate(plain_rounds, stage) for stage in ("created", "bound", "succeeded")},
+        "ratio_end_to_end": round(operator_rate / plain_rate, 2),
+        "ratio_pod_creation": round(rate(operator_rounds, "created") / rate(plain_rounds, "created"), 2),
+        "target_ratio": 0.7,
+        "operator_requests_per_run": round(sum(per_run.values()) / (runs * len(operator_rounds)), 2),
+        "operator_requests_per_run_by_kind": per_run_mean,
+        "rounds": {"operator": operator_rounds, "plain": plain_rounds},
+    }
+
+
+if __name__ == "__main__":
+    main()
