@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -47,6 +48,30 @@ from tests.support.kube_cluster import KubeCluster, kube_cluster  # noqa: E402
 RESULTS = ROOT / "benchmarks" / "results" / "operator_bench.json"
 THREADS = 4
 RUN_LABEL = "skillgym.io/sandbox-run"
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process and its waited-for children so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """CPU seconds each process spent between ``start`` and ``stop``: where a round's work went."""
+
+    def __init__(self, processes: dict[str, int]) -> None:
+        self.processes = processes
+        self.before = {name: _cpu_seconds(pid) for name, pid in processes.items()}
+
+    def stop(self) -> dict[str, float]:
+        return {name: round(_cpu_seconds(pid) - self.before[name], 1) for name, pid in self.processes.items()}
+
+
+def _processes(kube: KubeCluster, **extra: int) -> dict[str, int]:
+    return {**{name: process.pid for name, process in kube.processes.items()}, "client": os.getpid(), **extra}
 
 
 def _namespace(kube: KubeCluster, name: str) -> Cluster:
@@ -96,14 +121,16 @@ def _pod_counts(view: Cluster, selector: str) -> dict[str, int]:
 def operator_round(kube: KubeCluster, runs: int, workdir: Path, index: int) -> dict[str, Any]:
     view = _namespace(kube, f"bench-operator-{index}")
     account = apply_operator_rbac(kube, view.namespace)
-    settings = {"SKILLGYM_OPERATOR_MAX_ACTIVE_RUNS_PER_NAMESPACE": str(runs * 2),
-                "SKILLGYM_OPERATOR_FINISHED_POD_TTL_S": "3600"}
+    # The operator's own defaults, but for a quota that lets every run start at once.
+    settings = {"SKILLGYM_OPERATOR_MAX_ACTIVE_RUNS_PER_NAMESPACE": str(runs * 2)}
     operator = OperatorProcess(kube, view.namespace, account, workdir, settings=settings, name=f"operator-{index}",
-                               verbose=False)
+                               verbose=False, quick=False)
     operator.start()
     try:
         operator.wait_watching()
         audit_start = kube.audit_log.stat().st_size if kube.audit_log.exists() else 0
+        assert operator.process is not None
+        cpu = CpuMeter(_processes(kube, operator=operator.process.pid))
         milestones = Milestones(runs, ("created", "bound", "succeeded"))
         with ThreadPoolExecutor(THREADS) as pool:
             list(pool.map(lambda i: view.create("sandboxruns", sandbox_run(f"run-{i:04d}")), range(runs)))
@@ -115,10 +142,12 @@ def operator_round(kube: KubeCluster, runs: int, workdir: Path, index: int) -> d
             return counts
 
         done = _watch(milestones, count, f"operator round {index}", timeout=max(300.0, runs * 2.0))
+        cpu_seconds = cpu.stop()
         time.sleep(2)  # the audit log is written in batches
         requests = _operator_requests(kube, audit_start, f"system:serviceaccount:{view.namespace}:{account}")
         template = next(iter(view.core.list_namespaced_pod(view.namespace, label_selector=RUN_LABEL).items))
-        return {"seconds": done, "requests": requests, "pod": kube.api_client().sanitize_for_serialization(template)}
+        return {"seconds": done, "cpu_seconds": cpu_seconds, "requests": requests,
+                "pod": kube.api_client().sanitize_for_serialization(template)}
     finally:
         operator.stop()
         view.close()
@@ -151,12 +180,13 @@ def plain_round(kube: KubeCluster, runs: int, template: dict[str, Any], index: i
     view = _namespace(kube, f"bench-plain-{index}")
     try:
         milestones = Milestones(runs, ("created", "bound", "succeeded"))
+        cpu = CpuMeter(_processes(kube))
         with ThreadPoolExecutor(THREADS) as pool:
             list(pool.map(lambda i: view.core.create_namespaced_pod(view.namespace, _plain_pod(template, f"pod-{i:04d}")),
                           range(runs)))
         done = _watch(milestones, lambda: _pod_counts(view, "bench=plain"), f"plain round {index}",
                       timeout=max(300.0, runs * 2.0))
-        return {"seconds": done}
+        return {"seconds": done, "cpu_seconds": cpu.stop()}
     finally:
         view.close()
 
@@ -203,8 +233,15 @@ def summarise(runs: int, operator_rounds: list[dict[str, Any]], plain_rounds: li
         "target_ratio": 0.7,
         "operator_requests_per_run": round(sum(per_run.values()) / (runs * len(operator_rounds)), 2),
         "operator_requests_per_run_by_kind": per_run_mean,
+        "cpu_seconds_operator_round": _median_cpu(operator_rounds),
+        "cpu_seconds_plain_round": _median_cpu(plain_rounds),
         "rounds": {"operator": operator_rounds, "plain": plain_rounds},
     }
+
+
+def _median_cpu(rounds: list[dict[str, Any]]) -> dict[str, float]:
+    names = rounds[0]["cpu_seconds"]
+    return {name: round(statistics.median(r["cpu_seconds"][name] for r in rounds), 1) for name in names}
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from skillgym_core.store.factory import make_store
 from skillgym_operator import builders, kube, leader
 from skillgym_operator.builders import training
 from skillgym_operator.builders.policy import UnsafePodError, require_safe_pod
-from skillgym_operator.reconcile import cleanup_due, next_run_status, now_iso, retry_due
+from skillgym_operator.reconcile import cleanup_due, housekeeping_pending, next_run_status, now_iso, retry_due
 from skillgym_operator.resources import (
     GROUP,
     LABEL_ATTEMPT,
@@ -239,7 +239,14 @@ def sandbox_pod_event(
         kube.patch_custom_status(SANDBOX_RUNS, namespace, run_name, {"podDeleted": True})
 
 
-@kopf.timer(GROUP, VERSION, SANDBOX_RUNS, interval=SETTINGS.housekeeping_interval_s, id="sandbox-housekeeping")
+def _housekeeping_pending(status: Any, **_: Any) -> bool:
+    """Only runs waiting for a retry or for their finished pod's removal get a timer: the others
+    (running, or finished and cleaned up: most of them) cost nothing however many there are."""
+    return housekeeping_pending(dict(status or {}))
+
+
+@kopf.timer(GROUP, VERSION, SANDBOX_RUNS, interval=SETTINGS.housekeeping_interval_s, id="sandbox-housekeeping",
+            when=_housekeeping_pending)
 def sandbox_housekeeping(
     body: kopf.Body, spec: kopf.Spec, status: kopf.Status, namespace: str | None, name: str, **_: Any
 ) -> None:

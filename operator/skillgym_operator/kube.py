@@ -58,7 +58,10 @@ def custom() -> kubernetes.client.CustomObjectsApi:
 def create_if_absent(create: Callable[..., Any], namespace: str, body: dict[str, Any]) -> bool:
     """Create ``body``; an existing object of that name counts as done. True if this call created it."""
     try:
-        create(namespace, body)
+        # The created object is not needed: skip decoding it into models (most of a call's CPU).
+        response = create(namespace, body, _preload_content=False)
+        response.drain_conn()
+        response.release_conn()
     except ApiException as exc:
         if exc.status == 409:
             return False

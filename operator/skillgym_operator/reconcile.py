@@ -74,3 +74,8 @@ def cleanup_due(status: dict[str, Any], ttl_s: float, now: datetime) -> bool:
         return False
     finished = status.get("finishedAt")
     return finished is None or parse_iso(str(finished)) + timedelta(seconds=ttl_s) <= now
+
+
+def housekeeping_pending(status: dict[str, Any]) -> bool:
+    """Whether the run still has something for the housekeeping timer: a retry, or a pod to remove."""
+    return status.get("phase") == "Retrying" or (status.get("phase") in TERMINAL_PHASES and not status.get("podDeleted"))

@@ -75,11 +75,22 @@ def apply_operator_rbac(kube: KubeCluster, namespace: str) -> str:
     return str(next(d for d in docs if d["kind"] == "ServiceAccount")["metadata"]["name"])
 
 
+# Short waits so tests see retries, clean-ups and progress in seconds (the defaults are minutes).
+QUICK_TIMINGS = {
+    "SKILLGYM_OPERATOR_FINISHED_POD_TTL_S": "0",
+    "SKILLGYM_OPERATOR_RETRY_BACKOFF_S": "0.2",
+    "SKILLGYM_OPERATOR_HOUSEKEEPING_INTERVAL_S": "0.5",
+    "SKILLGYM_OPERATOR_TRAINING_PROGRESS_INTERVAL_S": "0.5",
+    "SKILLGYM_OPERATOR_PUSH_GRACE_S": "5",
+}
+
+
 class OperatorProcess:
     """``kopf run -m skillgym_operator`` for one namespace, as the operator's ServiceAccount."""
 
     def __init__(self, kube: KubeCluster, namespace: str, service_account: str, workdir: Path,
-                 settings: Mapping[str, str] | None = None, name: str = "operator", verbose: bool = True) -> None:
+                 settings: Mapping[str, str] | None = None, name: str = "operator", verbose: bool = True,
+                 quick: bool = True) -> None:
         self.kube, self.namespace, self.workdir, self.name = kube, namespace, workdir, name
         self.verbose = verbose
         self.health_port = free_port()
@@ -89,11 +100,7 @@ class OperatorProcess:
             **{k: v for k, v in os.environ.items() if not k.startswith(("SKILLGYM_", "KUBERNETES_"))},
             "KUBECONFIG": str(self.kubeconfig),
             "SKILLGYM_OPERATOR_SCANNING_DISABLED": "true",
-            "SKILLGYM_OPERATOR_FINISHED_POD_TTL_S": "0",
-            "SKILLGYM_OPERATOR_RETRY_BACKOFF_S": "0.2",
-            "SKILLGYM_OPERATOR_HOUSEKEEPING_INTERVAL_S": "0.5",
-            "SKILLGYM_OPERATOR_TRAINING_PROGRESS_INTERVAL_S": "0.5",
-            "SKILLGYM_OPERATOR_PUSH_GRACE_S": "5",
+            **(QUICK_TIMINGS if quick else {}),
             "SKILLGYM_STORE": "local",
             "SKILLGYM_STORE_ROOT": str(workdir / "store"),
             **(settings or {}),

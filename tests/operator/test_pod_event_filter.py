@@ -27,3 +27,13 @@ def test_a_new_phase_a_final_verdict_or_another_attempt_is_read() -> None:
     assert not _nothing_new((1, "Pending"), 1, RUNNING)
     assert not _nothing_new((1, "Running"), 1, DONE)
     assert not _nothing_new((1, "Retrying"), 2, PENDING)
+
+
+def test_only_runs_awaiting_a_retry_or_a_pod_removal_keep_a_housekeeping_timer() -> None:
+    from skillgym_operator.reconcile import housekeeping_pending
+
+    assert housekeeping_pending({"phase": "Retrying"})
+    assert housekeeping_pending({"phase": "Succeeded"}) and housekeeping_pending({"phase": "Failed"})
+    assert not housekeeping_pending({"phase": "Succeeded", "podDeleted": True})
+    assert not any(housekeeping_pending({"phase": p}) for p in ("Pending", "Running", "Queued"))
+    assert not housekeeping_pending({})
