@@ -34,15 +34,17 @@ def micro_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def decide(lease: dict[str, Any] | None, identity: str, now: datetime) -> Action:
-    """What ``identity`` should do with the Lease it just read (None: there is none yet)."""
+def decide(lease: dict[str, Any] | None, identity: str, now: datetime, renewed_at: datetime | None = None) -> Action:
+    """What ``identity`` should do with the Lease it just read (None: there is none yet).
+    ``renewed_at``: when this candidate saw the record last change, by its own clock; given, it is
+    trusted over the holder's timestamps, so a holder whose clock is off is not taken over early."""
     if lease is None:
         return "create"
     spec = lease.get("spec") or {}
     holder = spec.get("holderIdentity") or ""
     if holder == identity:
         return "renew"
-    renewed = _parse(spec.get("renewTime")) or _parse(spec.get("acquireTime"))
+    renewed = renewed_at or _parse(spec.get("renewTime")) or _parse(spec.get("acquireTime"))
     duration = float(spec.get("leaseDurationSeconds") or 0)
     if not holder or renewed is None or renewed + timedelta(seconds=duration) <= now:
         return "take_over"
@@ -102,12 +104,20 @@ class LeaderElector:
         self.on_lost, self.clock = on_lost, clock
         self._stop = threading.Event()
         self._held_until: datetime | None = None
+        self._seen: tuple[Any, datetime] | None = None  # the other holder's record, and when it was first seen
+
+    def _renewed_at(self, lease: dict[str, Any] | None, now: datetime) -> datetime | None:
+        spec = (lease or {}).get("spec") or {}
+        record = (spec.get("holderIdentity"), str(spec.get("renewTime")), spec.get("leaseTransitions"))
+        if self._seen is None or self._seen[0] != record:
+            self._seen = (record, now)
+        return self._seen[1]
 
     def try_once(self) -> bool:
         """One round: True when this candidate holds the lease afterwards."""
         current = self.lease.read()
         now = self.clock()
-        action = decide(current, self.identity, now)
+        action = decide(current, self.identity, now, self._renewed_at(current, now))
         if action == "wait":
             return False
         if self.lease.write(action, next_lease(current, action, self.identity, self.duration_s, now, self.lease.name)):

@@ -106,3 +106,24 @@ def test_a_leader_that_finds_another_holder_stops() -> None:
     store.version += 1
     assert lost.wait(5)
     leader.stop()
+
+
+def test_a_holder_with_a_slow_clock_that_keeps_renewing_is_not_taken_over() -> None:
+    store = FakeLeaseStore()
+    clock = [NOW]
+    skewed = [NOW - timedelta(minutes=10)]  # the holder's clock is ten minutes behind
+    holder = LeaderElector(store, "a", 15, 5, on_lost=lambda: None, clock=lambda: skewed[0])  # type: ignore[arg-type]
+    standby = LeaderElector(store, "b", 15, 5, on_lost=lambda: None, clock=lambda: clock[0])  # type: ignore[arg-type]
+    assert holder.try_once()
+    for step in range(1, 6):
+        clock[0] = NOW + timedelta(seconds=10 * step)
+        skewed[0] = NOW - timedelta(minutes=10) + timedelta(seconds=10 * step)
+        assert standby.try_once() is False  # by the record's timestamps it looks long expired
+        assert holder.try_once()
+    # The holder stops renewing: b takes over a lease duration after it saw the last renewal.
+    clock[0] += timedelta(seconds=5)
+    assert standby.try_once() is False  # sees the last renewal now
+    clock[0] += timedelta(seconds=14)
+    assert standby.try_once() is False
+    clock[0] += timedelta(seconds=2)
+    assert standby.try_once() is True
