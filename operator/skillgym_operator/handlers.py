@@ -254,6 +254,12 @@ def sandbox_housekeeping(
     now = datetime.now(UTC)
     current = dict(status)
     if retry_due(current, now):
+        # kopf's view may predate this timer's own last retry: start a new attempt only if the run,
+        # read now, still waits for one.
+        fresh = kube.get_custom(SANDBOX_RUNS, namespace, name)
+        current = dict((fresh or {}).get("status") or {})
+        if fresh is None or not retry_due(current, now):
+            return
         run_spec = parse_sandbox_run(dict(spec))
         attempt = int(current.get("attempt") or 1) + 1
         kube.ignore_missing(kube.core().delete_namespaced_pod, builders.pod_name(name, attempt - 1), namespace)

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-# Timer intervals are fixed when the handlers are imported, so set them before anything imports them.
-os.environ.setdefault("SKILLGYM_OPERATOR_HOUSEKEEPING_INTERVAL_S", "0.5")
-os.environ.setdefault("SKILLGYM_OPERATOR_TRAINING_PROGRESS_INTERVAL_S", "0.5")
 
 from tests.operator.apiserver import ApiServer, run_apiserver
 from tests.support.waiting import wait_for

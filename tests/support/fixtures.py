@@ -27,6 +27,11 @@ from tests.support.services import (
     start_s3,
 )
 
+# The operator's timer intervals are fixed when its handlers are imported, which any test module
+# may do while being collected: short test intervals are set before collection starts.
+os.environ.setdefault("SKILLGYM_OPERATOR_HOUSEKEEPING_INTERVAL_S", "0.5")
+os.environ.setdefault("SKILLGYM_OPERATOR_TRAINING_PROGRESS_INTERVAL_S", "0.5")
+
 __all__ = ["PrometheusFactory", "env_provider", "fresh_group", "kafka", "kube", "kube_namespace", "prometheus_factory", "s3"]
 
 

@@ -290,7 +290,8 @@ def start_kafka(workdir: Path, timeout: float = 120.0) -> KafkaServer:
     java = [_java(), *KAFKA_JVM_OPTS, "-cp", f"{KAFKA_LIBS}/*"]
     fmt_log = home / "kafka-format.log"
     with fmt_log.open("wb") as log:
-        fmt = [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)]
+        # "=": an id may start with "-" (base64), which would otherwise read as an option
+        fmt = [*java, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config)]
         try:
             code = subprocess.run(fmt, stdout=log, stderr=STDOUT, stdin=DEVNULL, timeout=timeout).returncode
         except subprocess.TimeoutExpired:
