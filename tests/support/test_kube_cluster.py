@@ -70,9 +70,13 @@ def test_an_indexed_job_completes_under_the_job_controller(kube: KubeCluster, ku
     with kube.api_client() as client:
         batch = kubernetes.client.BatchV1Api(client)
         batch.create_namespaced_job(kube_namespace, job)
-        done = wait_for(lambda: (j := batch.read_namespaced_job("indexed", kube_namespace)).status.succeeded == 2 and j,
-                        60, what="job completion")
-        assert any(c.type == "Complete" and c.status == "True" for c in done.status.conditions)
+        def complete() -> Any:
+            job = batch.read_namespaced_job("indexed", kube_namespace)
+            conditions = job.status.conditions or []
+            return any(c.type == "Complete" and c.status == "True" for c in conditions) and job
+
+        done = wait_for(complete, 60, what="job completion")
+        assert done.status.succeeded == 2
 
 
 def test_rbac_refuses_an_identity_without_rights(kube: KubeCluster, kube_namespace: str) -> None:
