@@ -110,6 +110,11 @@ def _safe_pod(run: dict[str, Any], spec: SandboxRunSpec, image: str, attempt: in
     return pod
 
 
+def _attempt_image(status: dict[str, Any], spec: SandboxRunSpec) -> str:
+    """The image the run's first attempt resolved (kept in its status), for any later pod of it."""
+    return str(status.get("image") or spec.image or SETTINGS.default_task_image)
+
+
 def _start_attempt(run: dict[str, Any], pod: dict[str, Any]) -> None:
     namespace = run["metadata"]["namespace"]
     kube.create_if_absent(
@@ -147,8 +152,7 @@ def start_sandbox_run(
         # the run has started, so only a pod lost between that status and its creation is made.
         if started.get("phase") == "Pending" and started.get("podName") not in active_pods:
             owner = _owner("SandboxRun", body)
-            image = str(started.get("image") or run_spec.image or SETTINGS.default_task_image)
-            _start_attempt(owner, _safe_pod(owner, run_spec, image, int(started["attempt"])))
+            _start_attempt(owner, _safe_pod(owner, run_spec, _attempt_image(started, run_spec), int(started["attempt"])))
         return
     active = len(active_pods)
     if active >= SETTINGS.max_active_runs_per_namespace:
@@ -263,10 +267,9 @@ def sandbox_housekeeping(
         run_spec = parse_sandbox_run(dict(spec))
         attempt = int(current.get("attempt") or 1) + 1
         kube.ignore_missing(kube.core().delete_namespaced_pod, builders.pod_name(name, attempt - 1), namespace)
-        image = str(current.get("image") or run_spec.image or SETTINGS.default_task_image)
         owner = _owner("SandboxRun", body)
         try:
-            pod = _safe_pod(owner, run_spec, image, attempt)
+            pod = _safe_pod(owner, run_spec, _attempt_image(current, run_spec), attempt)
         except UnsafePodError as exc:
             kube.patch_custom_status(SANDBOX_RUNS, namespace, name, _refused(exc))
             kopf.warn(body, reason="UnsafePod", message=str(exc)[:1000])
