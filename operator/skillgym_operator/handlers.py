@@ -1,11 +1,12 @@
-"""kopf handlers: thin glue between watch events and the pure builders/status functions."""
+"""kopf handlers: thin glue between watch events and the operator's logic. SandboxRuns are
+followed through raw watch events (see :mod:`skillgym_operator.runs`); TrainingJobs, few and
+long, through kopf's create and delete handlers."""
 
 from __future__ import annotations
 
 import logging
 import os
 import signal
-from datetime import UTC, datetime
 from typing import Any, cast
 
 import kopf
@@ -18,11 +19,10 @@ from skillgym_core.store.factory import make_store
 
 from skillgym_operator import builders, kube, leader
 from skillgym_operator.builders import training
-from skillgym_operator.builders.policy import UnsafePodError, require_safe_pod
-from skillgym_operator.reconcile import cleanup_due, housekeeping_pending, next_run_status, now_iso, retry_due
+from skillgym_operator.diffbase import ChangeHandledKindsOnly
+from skillgym_operator.reconcile import now_iso
 from skillgym_operator.resources import (
     GROUP,
-    LABEL_ATTEMPT,
     LABEL_RUN,
     LABEL_TRAINING,
     MANAGED_BY,
@@ -31,15 +31,11 @@ from skillgym_operator.resources import (
     TRAINING_JOBS,
     VERSION,
 )
+from skillgym_operator.runs.housekeeper import Housekeeper
+from skillgym_operator.runs.reconciler import Reconciler
 from skillgym_operator.settings import OperatorSettings
-from skillgym_operator.spec import InvalidSpecError, SandboxRunSpec, parse_sandbox_run, parse_training_job
-from skillgym_operator.status import (
-    build_state,
-    checkpoint_keys,
-    pod_verdict,
-    training_phase,
-    training_progress,
-)
+from skillgym_operator.spec import InvalidSpecError, parse_training_job
+from skillgym_operator.status import checkpoint_keys, training_phase, training_progress
 
 SETTINGS = OperatorSettings()
 MANAGED = {"app.kubernetes.io/managed-by": MANAGED_BY}
@@ -60,6 +56,7 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.posting.level = logging.getLevelName(SETTINGS.posting_level)
     settings.scanning.disabled = SETTINGS.scanning_disabled
     settings.persistence.finalizer = f"{GROUP}/operator"
+    settings.persistence.diffbase_storage = ChangeHandledKindsOnly({"SandboxRun", "Pod", "NetworkPolicy"})
     settings.execution.max_workers = SETTINGS.handler_threads
 
 
@@ -77,224 +74,43 @@ def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
     return kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
 
 
-@kopf.index("pods", labels={LABEL_RUN: kopf.PRESENT, **MANAGED}, id="active_sandbox_pods")
-def active_sandbox_pods(namespace: str | None, name: str, status: Any, **_: Any) -> dict[str, str] | None:
-    namespace = namespace or "default"
-    return None if status.get("phase") in TERMINAL_PHASES else {namespace: name}
+@kopf.on.startup(id="sandbox-runs")
+def start_sandbox_runs(memo: kopf.Memo, **_: Any) -> None:
+    """After leader election: this replica's view of the runs, and the thread for their chores."""
+    runs = Reconciler(SETTINGS)
+    housekeeper = Housekeeper(runs.housekeep, SETTINGS.housekeeping_interval_s)
+    runs.wake = housekeeper.wake
+    memo.sandbox_runs, memo.housekeeper = runs, housekeeper.start()
 
 
-def _resolve_image(spec: SandboxRunSpec, namespace: str | None, patch: kopf.Patch) -> str:
-    namespace = namespace or "default"
-    if spec.image:
-        return spec.image
-    if spec.build is None:
-        return SETTINGS.default_task_image
-    name = builders.build_job_name(spec.build)
-    state = build_state(kube.read_job(namespace, name))
-    if state.done:
-        return builders.image_reference(spec.build, SETTINGS)
-    if state.failed:
-        raise kopf.PermanentError(f"image build {name} failed: {state.message}")
-    kube.create_if_absent(
-        kube.batch().create_namespaced_job, namespace, builders.kaniko_build_job(spec.build, namespace, SETTINGS)
-    )
-    patch.status["phase"] = "Building"
-    patch.status["message"] = f"building the task image in job {name}"
-    raise kopf.TemporaryError(state.message, delay=SETTINGS.build_poll_s)
+@kopf.on.cleanup(id="stop-sandbox-runs")
+def stop_sandbox_runs(memo: kopf.Memo, **_: Any) -> None:
+    housekeeper = getattr(memo, "housekeeper", None)
+    if housekeeper is not None:
+        housekeeper.stop()
 
 
-def _safe_pod(run: dict[str, Any], spec: SandboxRunSpec, image: str, attempt: int) -> dict[str, Any]:
-    """The attempt's pod; :class:`UnsafePodError` when it would break the sandbox policy."""
-    pod = builders.sandbox_pod(run, spec, image, attempt, SETTINGS)
-    require_safe_pod(pod["spec"])
-    return pod
+def _run_event_is_news(body: kopf.Body, memo: kopf.Memo, **kwargs: Any) -> bool:
+    return bool(memo.sandbox_runs.run_event_is_news(kwargs.get("type"), body))
 
 
-def _attempt_image(status: dict[str, Any], spec: SandboxRunSpec) -> str:
-    """The image the run's first attempt resolved (kept in its status), for any later pod of it."""
-    return str(status.get("image") or spec.image or SETTINGS.default_task_image)
+def _pod_event_is_news(body: kopf.Body, memo: kopf.Memo, **kwargs: Any) -> bool:
+    return bool(memo.sandbox_runs.pod_event_is_news(kwargs.get("type"), body))
 
 
-def _start_attempt(run: dict[str, Any], pod: dict[str, Any]) -> None:
-    namespace = run["metadata"]["namespace"]
-    kube.create_if_absent(
-        kube.networking().create_namespaced_network_policy,
-        namespace,
-        builders.sandbox_network_policy(run, SETTINGS),
-    )
-    kube.create_if_absent(kube.core().create_namespaced_pod, namespace, pod)
+@kopf.on.event(GROUP, VERSION, SANDBOX_RUNS, id="sandbox-run-event", when=_run_event_is_news)
+def sandbox_run_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    memo.sandbox_runs.on_run_event(event.get("type"), dict(event["object"]))
 
 
-def _refused(exc: UnsafePodError) -> dict[str, Any]:
-    return {"phase": "Failed", "outcome": "error", "reason": exc.reason, "message": str(exc)[:1000]}
+@kopf.on.event("pods", labels={LABEL_RUN: kopf.PRESENT, **MANAGED}, id="sandbox-pod-event", when=_pod_event_is_news)
+def sandbox_pod_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    memo.sandbox_runs.on_pod_event(event.get("type"), dict(event["object"]))
 
 
-@kopf.on.create(GROUP, VERSION, SANDBOX_RUNS, id="start-sandbox-run")
-def start_sandbox_run(
-    body: kopf.Body,
-    spec: kopf.Spec,
-    namespace: str | None,
-    patch: kopf.Patch,
-    active_sandbox_pods: kopf.Index[str, str] | None = None,
-    **_: Any,
-) -> None:
-    namespace = namespace or "default"
-    try:
-        run_spec = parse_sandbox_run(dict(spec))
-    except InvalidSpecError as exc:
-        patch.status.update({"phase": "Failed", "outcome": "error", "reason": exc.reason, "message": str(exc)})
-        kopf.warn(body, reason="InvalidSpec", message=str(exc.details.get("errors"))[:1000])
-        raise kopf.PermanentError(str(exc)) from exc
-    active_pods: Any = active_sandbox_pods.get(namespace, []) if active_sandbox_pods is not None else []
-    started = body.get("status") or {}
-    if started.get("attempt") and started.get("phase") != "Queued":
-        # Delivered again (kopf saw the run before its own record of this handler): the status says
-        # the run has started, so only a pod lost between that status and its creation is made.
-        if started.get("phase") == "Pending" and started.get("podName") not in active_pods:
-            owner = _owner("SandboxRun", body)
-            _start_attempt(owner, _safe_pod(owner, run_spec, _attempt_image(started, run_spec), int(started["attempt"])))
-        return
-    active = len(active_pods)
-    if active >= SETTINGS.max_active_runs_per_namespace:
-        patch.status.update({"phase": "Queued", "message": f"{active} runs active in {namespace}"})
-        raise kopf.TemporaryError("namespace quota reached", delay=SETTINGS.queue_retry_s)
-    image = _resolve_image(run_spec, namespace, patch)
-    owner = _owner("SandboxRun", body)
-    try:
-        pod = _safe_pod(owner, run_spec, image, attempt=1)
-    except UnsafePodError as exc:
-        patch.status.update(_refused(exc))
-        kopf.warn(body, reason="UnsafePod", message=str(exc)[:1000])
-        raise kopf.PermanentError(str(exc)) from exc
-    pod_name = pod["metadata"]["name"]
-    # Status first: pod events are matched against status.attempt, so it must be set before the pod exists.
-    kube.patch_custom_status(
-        SANDBOX_RUNS,
-        namespace,
-        body["metadata"]["name"],
-        {"phase": "Pending", "attempt": 1, "image": image, "podName": pod_name, "message": "pod created"},
-    )
-    _start_attempt(owner, pod)
-    kopf.info(body, reason="PodCreated", message=f"attempt 1: pod {pod_name} with image {image}")
-
-
-@kopf.index(GROUP, VERSION, SANDBOX_RUNS, id="sandbox_run_states")
-def sandbox_run_states(namespace: str | None, name: str, status: Any, **_: Any) -> dict[tuple[str, str], Any]:
-    return {(namespace or "default", name): (int(status.get("attempt") or 0), status.get("phase"))}
-
-
-def _nothing_new(known: Any, attempt: int, verdict: Any) -> bool:
-    """Whether the run's state as last watched already says what this pod event says (then no
-    read of the run is needed): a finished run, or the same attempt in the same non-final phase."""
-    if known is None:
-        return False
-    known_attempt, known_phase = known
-    if known_phase in TERMINAL_PHASES:
-        return True
-    return bool(known_attempt == attempt and not verdict.terminal and verdict.phase == known_phase)
-
-
-@kopf.on.event("pods", labels={LABEL_RUN: kopf.PRESENT, **MANAGED}, id="sandbox-pod-event")
-def sandbox_pod_event(
-    event: kopf.RawEvent,
-    body: kopf.Body,
-    namespace: str | None,
-    labels: Any,
-    sandbox_run_states: kopf.Index[tuple[str, str], Any] | None = None,
-    **_: Any,
-) -> None:
-    namespace = namespace or "default"
-    run_name, attempt = labels[LABEL_RUN], int(labels.get(LABEL_ATTEMPT, "1"))
-    known = next(iter(sandbox_run_states.get((namespace, run_name), [])), None) if sandbox_run_states else None
-    if event.get("type") != "DELETED" and _nothing_new(known, attempt, pod_verdict(dict(body))):
-        return
-    run = kube.get_custom(SANDBOX_RUNS, namespace, run_name)
-    if run is None or run["metadata"].get("deletionTimestamp"):
-        return
-    status = run.get("status") or {}
-    if int(status.get("attempt") or 0) != attempt:
-        return
-    verdict = pod_verdict(dict(body))
-    if event.get("type") == "DELETED" and not verdict.terminal:
-        verdict = type(verdict)("Failed", "killed", None, "PodDeleted", "the pod disappeared", True, True)
-    spec = parse_sandbox_run(run["spec"])
-    update = next_run_status(
-        status,
-        verdict,
-        max_attempts=spec.max_attempts or SETTINGS.max_attempts,
-        backoff_s=SETTINGS.retry_backoff_s,
-        backoff_max_s=SETTINGS.retry_backoff_max_s,
-        output_prefix=spec.output_prefix,
-        mounts=[m.model_dump(by_alias=True) for m in spec.mounts],
-        now=datetime.now(UTC),
-    )
-    if not update:
-        return
-    kube.patch_custom_status(SANDBOX_RUNS, namespace, run_name, update)
-    if update["phase"] in TERMINAL_PHASES or update["phase"] == "Retrying":
-        emit = kopf.info if update["phase"] == "Succeeded" else kopf.warn
-        emit(
-            cast(kopf.Body, run),
-            reason=str(update.get("reason") or update["phase"]),
-            message=str(update.get("message", "")),
-        )
-    if update["phase"] in TERMINAL_PHASES and SETTINGS.finished_pod_ttl_s == 0:
-        kube.ignore_missing(kube.core().delete_namespaced_pod, body["metadata"]["name"], namespace)
-        kube.patch_custom_status(SANDBOX_RUNS, namespace, run_name, {"podDeleted": True})
-
-
-def _housekeeping_pending(status: Any, **_: Any) -> bool:
-    """Only runs waiting for a retry or for their finished pod's removal get a timer: the others
-    (running, or finished and cleaned up: most of them) cost nothing however many there are."""
-    return housekeeping_pending(dict(status or {}))
-
-
-@kopf.timer(GROUP, VERSION, SANDBOX_RUNS, interval=SETTINGS.housekeeping_interval_s, id="sandbox-housekeeping",
-            when=_housekeeping_pending)
-def sandbox_housekeeping(
-    body: kopf.Body, spec: kopf.Spec, status: kopf.Status, namespace: str | None, name: str, **_: Any
-) -> None:
-    namespace = namespace or "default"
-    now = datetime.now(UTC)
-    current = dict(status)
-    if retry_due(current, now):
-        # kopf's view may predate this timer's own last retry: start a new attempt only if the run,
-        # read now, still waits for one.
-        fresh = kube.get_custom(SANDBOX_RUNS, namespace, name)
-        current = dict((fresh or {}).get("status") or {})
-        if fresh is None or not retry_due(current, now):
-            return
-        run_spec = parse_sandbox_run(dict(spec))
-        attempt = int(current.get("attempt") or 1) + 1
-        kube.ignore_missing(kube.core().delete_namespaced_pod, builders.pod_name(name, attempt - 1), namespace)
-        owner = _owner("SandboxRun", body)
-        try:
-            pod = _safe_pod(owner, run_spec, _attempt_image(current, run_spec), attempt)
-        except UnsafePodError as exc:
-            kube.patch_custom_status(SANDBOX_RUNS, namespace, name, _refused(exc))
-            kopf.warn(body, reason="UnsafePod", message=str(exc)[:1000])
-            return
-        pod_name = pod["metadata"]["name"]
-        kube.patch_custom_status(
-            SANDBOX_RUNS,
-            namespace,
-            name,
-            {"phase": "Pending", "attempt": attempt, "podName": pod_name, "message": f"retry attempt {attempt}"},
-        )
-        _start_attempt(owner, pod)
-        kopf.info(body, reason="Retrying", message=f"attempt {attempt}: pod {pod_name}")
-    elif cleanup_due(current, SETTINGS.finished_pod_ttl_s, now):
-        kube.delete_pods(namespace, {LABEL_RUN: name, **MANAGED})
-        kube.patch_custom_status(SANDBOX_RUNS, namespace, name, {"podDeleted": True})
-
-
-@kopf.on.delete(GROUP, VERSION, SANDBOX_RUNS, id="cleanup-sandbox-run")
-def cleanup_sandbox_run(name: str, namespace: str | None, **_: Any) -> None:
-    namespace = namespace or "default"
-    kube.delete_pods(namespace, {LABEL_RUN: name, **MANAGED})
-    kube.ignore_missing(
-        kube.networking().delete_namespaced_network_policy, builders.network_policy_name(name), namespace
-    )
+@kopf.on.event("networking.k8s.io", "v1", "networkpolicies", labels=MANAGED, id="sandbox-policy-event")
+def sandbox_policy_event(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    memo.sandbox_runs.policy.on_event(event.get("type"), dict(event["object"]))
 
 
 @kopf.on.create(GROUP, VERSION, TRAINING_JOBS, id="start-training-job")

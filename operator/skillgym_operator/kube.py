@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import kubernetes
 from kubernetes.client.exceptions import ApiException
 
-from skillgym_operator.resources import GROUP, VERSION
+from skillgym_operator.resources import GROUP, MANAGED_BY, VERSION
 
 _CLIENT: kubernetes.client.ApiClient | None = None
 _CLIENT_LOCK = threading.Lock()
@@ -100,6 +103,72 @@ def patch_custom_status(plural: str, namespace: str, name: str, status: dict[str
         name,
         {"status": status},
     )
+
+
+def pod_exists(namespace: str, name: str) -> bool:
+    if not name:
+        return False
+    try:
+        response: Any = core().read_namespaced_pod(name, namespace, _preload_content=False)
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+    response.release_conn()
+    return True
+
+
+class Conflict(Exception):
+    """The object changed since the version a conditional write was based on."""
+
+
+def patch_status_if_unchanged(
+    plural: str, namespace: str, name: str, status: dict[str, Any], resource_version: str | None
+) -> dict[str, Any] | None:
+    """Merge ``status`` into the object's status subresource, on the condition (when
+    ``resource_version`` is given) that the object is still at that version: :class:`Conflict`
+    when it is not, None when it is gone; else the object as stored afterwards."""
+    body: dict[str, Any] = {"status": status}
+    if resource_version:
+        body["metadata"] = {"resourceVersion": resource_version}
+    try:
+        response: Any = custom().patch_namespaced_custom_object_status(
+            GROUP, VERSION, namespace, plural, name, body, _preload_content=False
+        )
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        if exc.status == 409:
+            raise Conflict(f"{plural}/{name} changed since resourceVersion {resource_version}") from exc
+        raise
+    stored: dict[str, Any] = json.loads(response.data)
+    return stored
+
+
+def post_event(owner: dict[str, Any], warning: bool, reason: str, message: str) -> None:
+    """A core v1 Event about ``owner``, as ``kubectl describe`` shows it."""
+    meta = owner["metadata"]
+    now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    event = {
+        "metadata": {"generateName": f"{meta['name']}."},
+        "involvedObject": {
+            "apiVersion": owner.get("apiVersion", f"{GROUP}/{VERSION}"),
+            "kind": owner.get("kind", ""),
+            "name": meta["name"],
+            "namespace": meta.get("namespace"),
+            "uid": meta.get("uid", ""),
+        },
+        "type": "Warning" if warning else "Normal",
+        "reason": reason[:128],
+        "message": message[:1024],
+        "source": {"component": MANAGED_BY},
+        "reportingComponent": MANAGED_BY,
+        "reportingInstance": socket.gethostname()[:128],
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+    }
+    create_if_absent(core().create_namespaced_event, str(meta.get("namespace") or "default"), event)
 
 
 def delete_pods(namespace: str, match_labels: dict[str, str]) -> list[str]:

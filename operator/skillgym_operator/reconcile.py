@@ -77,5 +77,5 @@ def cleanup_due(status: dict[str, Any], ttl_s: float, now: datetime) -> bool:
 
 
 def housekeeping_pending(status: dict[str, Any]) -> bool:
-    """Whether the run still has something for the housekeeping timer: a retry, or a pod to remove."""
+    """Whether the run waits for housekeeping: a retry, or a finished pod to remove."""
     return status.get("phase") == "Retrying" or (status.get("phase") in TERMINAL_PHASES and not status.get("podDeleted"))

@@ -41,12 +41,15 @@ class OperatorSettings(BaseSettings):
     allow_dns: bool = True
 
     max_active_runs_per_namespace: int = Field(20, ge=1)
-    queue_retry_s: float = 5.0
     max_attempts: int = Field(3, ge=1, description="pod attempts per SandboxRun on infrastructure failures")
     retry_backoff_s: float = 2.0
     retry_backoff_max_s: float = 60.0
     finished_pod_ttl_s: float = Field(300.0, ge=0, description="keep finished pods this long for debugging")
-    housekeeping_interval_s: float = 5.0
+    housekeeping_interval_s: float = Field(
+        5.0, gt=0, description="how often queued runs, retries and finished pods are looked at")
+    sandbox_normal_events: bool = Field(
+        False, description="also post Normal events for SandboxRuns (pod created, succeeded, retrying); each costs "
+        "an API request per run. Warnings (failures, retries due, refusals) are always posted")
 
     build_registry: str = "registry.skillgym.svc:5000"
     kaniko_image: str = "gcr.io/kaniko-project/executor:v1.23.2"

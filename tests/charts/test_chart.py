@@ -158,7 +158,8 @@ def test_operator_rbac_is_namespaced_and_least_privilege() -> None:
         for resource in rule["resources"]
     }
     assert "*" not in set().union(*verbs.values())
-    assert verbs[("", "pods")] == {"list", "watch", "create", "delete"}
+    assert verbs[("", "pods")] == {"get", "list", "watch", "create", "delete"}
+    assert verbs[("skillgym.io", "sandboxruns")] == {"get", "list", "watch"}  # no finalizer or record on runs
     assert verbs[("skillgym.io", "sandboxruns/status")] == {"patch"}
     assert verbs[("", "events")] == {"create"}
     assert "secrets" not in {resource for _, resource in verbs}

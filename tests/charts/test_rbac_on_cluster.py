@@ -62,28 +62,31 @@ def operator_calls(lease: str) -> set[Call]:
     """``kopf run --namespace=<release> --standalone`` with scanning disabled (no namespace or CRD
     watches, no peering objects) and the handlers in operator/skillgym_operator."""
     return {
-        # kopf: list+watch each served resource; patch adds its finalizer and progress annotations.
-        # kube.get_custom reads a run or a training by name.
-        *calls(GROUP, "sandboxruns", "get list watch patch"),
+        # kopf: list+watch each served resource; on TrainingJobs, patch adds its finalizer and
+        # progress annotations. kube.get_custom reads a run or a training by name.
+        *calls(GROUP, "sandboxruns", "get list watch"),
         *calls(GROUP, "trainingjobs", "get list watch patch"),
-        # kube.patch_custom_status, and kopf's patch.status through the status subresource.
+        # kube.patch_status_if_unchanged / patch_custom_status, and kopf's patch.status, through
+        # the status subresource.
         *calls(GROUP, "sandboxruns", "patch", subresource="status"),
         *calls(GROUP, "trainingjobs", "patch", subresource="status"),
         # Children carry blockOwnerDeletion owner references (builders.common.owner_reference).
         *calls(GROUP, "sandboxruns", "update", subresource="finalizers"),
         *calls(GROUP, "trainingjobs", "update", subresource="finalizers"),
-        # kopf index + event handler on sandbox pods; sandbox pods created; kube.delete_pods lists
-        # by label and deletes one by one.
-        *calls("", "pods", "list watch create delete"),
+        # kopf event handler on sandbox pods; sandbox pods created, deleted by name; kube.pod_exists
+        # (runs listed at start-up); kube.delete_pods lists a training's pods by label.
+        *calls("", "pods", "get list watch create delete"),
         # kopf event handler on training jobs; kube.read_job; Kaniko and training jobs created;
         # cleanup_training_job deletes.
         *calls("batch", "jobs", "get list watch create delete"),
-        # A training's headless service and config map, and a run's network policy: created,
-        # deleted on cleanup (create_if_absent takes a 409 as done, so never read).
+        # A training's headless service and config map: created, deleted on cleanup
+        # (create_if_absent takes a 409 as done, so never read).
         *calls("", "services", "create delete"),
         *calls("", "configmaps", "create delete"),
-        *calls("networking.k8s.io", "networkpolicies", "create delete"),
-        # kopf.info / kopf.warn post core v1 Events.
+        # runs.network.SandboxPolicy: created once per namespace, read if it exists, watched (kopf
+        # event handler), its spec put back with a JSON patch.
+        *calls("networking.k8s.io", "networkpolicies", "get list watch create patch"),
+        # kopf.info / kopf.warn and kube.post_event post core v1 Events.
         *calls("", "events", "create"),
         # leader.LeaseClient: read, create once, then replace (renew or take over) its one Lease.
         *calls("coordination.k8s.io", "leases", "create"),
@@ -307,7 +310,8 @@ def test_the_operators_token_holds_its_lease_and_reaches_nothing_else(
         assert elector.try_once()  # renews it
         assert LeaseClient(leases, kube_namespace, lease).read()["spec"]["holderIdentity"] == "replica-a"
         assert status_of(lambda: leases.read_namespaced_lease("another", kube_namespace)) == 403
-        assert status_of(lambda: core.read_namespaced_pod("any", kube_namespace)) == 403
+        assert status_of(lambda: core.read_namespaced_pod("any", kube_namespace)) == 404  # may read a pod
+        assert status_of(lambda: core.read_namespaced_config_map("any", kube_namespace)) == 403
         assert status_of(lambda: core.list_namespaced_secret(kube_namespace)) == 403
         assert status_of(lambda: core.list_namespaced_secret(OTHER_NAMESPACE)) == 403
         assert status_of(lambda: core.list_namespaced_pod(OTHER_NAMESPACE)) == 403

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,13 @@ def operator_settings(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 @pytest.fixture
 def operator(apiserver: ApiServer, operator_settings: Any) -> Iterator[Any]:
+    with running_operator() as runner:
+        yield runner
+
+
+@contextmanager
+def running_operator() -> Iterator[Any]:
+    """The real operator (``kopf run``) in this process until the block ends."""
     from kopf.testing import KopfRunner
 
     args = ["run", "--standalone", "--namespace", NAMESPACE, "-m", "skillgym_operator", "--verbose"]
@@ -43,7 +51,7 @@ def operator(apiserver: ApiServer, operator_settings: Any) -> Iterator[Any]:
     try:
         with KopfRunner(args, timeout=60) as runner:
             # Ready once every watched resource has its stream open.
-            wait_for(lambda: seen.count("Starting the watch-stream") >= 4, 20, "operator watch streams")
+            wait_for(lambda: seen.count("Starting the watch-stream") >= 5, 20, "operator watch streams")
             time.sleep(0.3)
             yield runner
     finally:

@@ -97,14 +97,25 @@ def test_explicit_timeout_overrides_the_derived_deadline() -> None:
 
 
 def test_network_policy_denies_ingress_and_limits_egress_to_the_store() -> None:
-    policy = builders.sandbox_network_policy(RUN, SETTINGS)
+    policy = builders.sandbox_network_policy("ns", SETTINGS)
     kubernetes_validate.validate(policy, "1.30", strict=True)
+    assert (policy["metadata"]["name"], policy["metadata"]["namespace"]) == ("skillgym-sandbox", "ns")
     assert policy["spec"]["ingress"] == []
     store_rule = policy["spec"]["egress"][0]
     assert store_rule["ports"] == [{"protocol": "TCP", "port": 9000}]
     assert store_rule["to"] == [{"podSelector": {"matchLabels": {"app.kubernetes.io/name": "minio"}}}]
-    closed = builders.sandbox_network_policy(RUN, SETTINGS.model_copy(update={"store_egress_pod_labels": {}}))
+    closed = builders.sandbox_network_policy("ns", SETTINGS.model_copy(update={"store_egress_pod_labels": {}}))
     assert closed["spec"]["egress"] == []
+
+
+def test_the_network_policy_selects_every_sandbox_pod_it_confines() -> None:
+    policy = builders.sandbox_network_policy("ns", SETTINGS)
+    selector = policy["spec"]["podSelector"]
+    for attempt in (1, 2):
+        labels = builders.sandbox_pod(RUN, run_spec(), "img", attempt, SETTINGS)["metadata"]["labels"]
+        assert all(labels.get(key) == value for key, value in selector["matchLabels"].items())
+        assert all(expression["key"] in labels for expression in selector["matchExpressions"])
+    assert [e["operator"] for e in selector["matchExpressions"]] == ["Exists"]
 
 
 def test_kaniko_build_is_cached_by_context() -> None:

@@ -12,7 +12,7 @@ from skillgym_core.store.local import LocalStore
 from skillgym_operator.builders.policy import pod_violations
 
 from tests.operator.apiserver import ApiServer
-from tests.operator.conftest import NAMESPACE, wait_for
+from tests.operator.conftest import NAMESPACE, running_operator, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -102,8 +102,8 @@ def test_sandbox_run_creates_locked_down_pod_and_network_policy(apiserver: ApiSe
     assert pod_violations(spec) == []
 
     policy = wait_for(lambda: apiserver.objects("networking.k8s.io/v1/networkpolicies", NAMESPACE), what="policy")
-    rules = policy["run-a-sandbox"]["spec"]
-    assert rules["podSelector"] == {"matchLabels": {"skillgym.io/sandbox-run": "run-a"}}
+    rules = policy["skillgym-sandbox"]["spec"]
+    assert rules["podSelector"]["matchExpressions"] == [{"key": "skillgym.io/sandbox-run", "operator": "Exists"}]
     assert rules["policyTypes"] == ["Ingress", "Egress"] and rules["ingress"] == []
     assert all(rule["to"] for rule in rules["egress"])  # no rule opens egress to everywhere
     assert wait_for(lambda: status_of(apiserver, "sandboxruns", "run-a").get("phase") == "Pending")
@@ -191,7 +191,6 @@ def test_unsafe_pod_is_refused_and_fails_the_run(
 
 def test_namespace_quota_queues_runs(apiserver: ApiServer, operator: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(operator_settings_of(), "max_active_runs_per_namespace", 1)
-    monkeypatch.setattr(operator_settings_of(), "queue_retry_s", 0.3)
     create(apiserver, "sandboxruns", sandbox_run("run-q1"))
     wait_for(lambda: "run-q1-a1" in apiserver.objects("v1/pods", NAMESPACE), what="first pod")
     create(apiserver, "sandboxruns", sandbox_run("run-q2"))
@@ -201,22 +200,57 @@ def test_namespace_quota_queues_runs(apiserver: ApiServer, operator: Any, monkey
     wait_for(lambda: "run-q2-a1" in apiserver.objects("v1/pods", NAMESPACE), 20, what="queued run starts")
 
 
+def test_pods_lost_while_no_operator_watched_are_replaced_or_retried(
+    apiserver: ApiServer, operator_settings: Any
+) -> None:
+    with running_operator():
+        create(apiserver, "sandboxruns", sandbox_run("run-lost", maxAttempts=2))
+        create(apiserver, "sandboxruns", sandbox_run("run-unmade"))
+        wait_for(lambda: {"run-lost-a1", "run-unmade-a1"} <= set(apiserver.objects("v1/pods", NAMESPACE)), what="pods")
+        set_pod_status(apiserver, "run-lost-a1", {"phase": "Running", "containerStatuses": [container("run", {"running": {}})]})
+        wait_for(lambda: status_of(apiserver, "sandboxruns", "run-lost").get("phase") == "Running", what="Running")
+    # With no operator watching: one run's pod is deleted, the other's was never made (an operator
+    # stopped between the run's status and its pod).
+    core = kubernetes.client.CoreV1Api(apiserver.api_client)
+    core.delete_namespaced_pod("run-lost-a1", NAMESPACE)
+    core.delete_namespaced_pod("run-unmade-a1", NAMESPACE)
+    wait_for(lambda: not apiserver.objects("v1/pods", NAMESPACE), what="pods gone")
+    with running_operator():
+        wait_for(lambda: "run-unmade-a1" in apiserver.objects("v1/pods", NAMESPACE), 20, what="pod made again")
+        wait_for(lambda: "run-lost-a2" in apiserver.objects("v1/pods", NAMESPACE), 20, what="lost pod's retry")
+        status = status_of(apiserver, "sandboxruns", "run-lost")
+        assert status["attempt"] == 2 and "PodDeleted" in str(status.get("conditions"))
+
+
 def operator_settings_of() -> Any:
     from skillgym_operator import handlers
 
     return handlers.SETTINGS
 
 
-def test_deleting_a_run_removes_its_pod_and_policy(apiserver: ApiServer, operator: Any) -> None:
+def test_deleting_a_run_removes_its_pod_and_leaves_the_namespace_policy(apiserver: ApiServer, operator: Any) -> None:
     create(apiserver, "sandboxruns", sandbox_run("run-del"))
     wait_for(lambda: "run-del-a1" in apiserver.objects("v1/pods", NAMESPACE), what="pod")
-    wait_for(lambda: "run-del-sandbox" in apiserver.objects("networking.k8s.io/v1/networkpolicies", NAMESPACE))
+    run = apiserver.objects(f"{GROUP}/{VERSION}/sandboxruns", NAMESPACE)["run-del"]
+    assert not run["metadata"].get("finalizers") and not run["metadata"].get("annotations")
     kubernetes.client.CustomObjectsApi(apiserver.api_client).delete_namespaced_custom_object(
         GROUP, VERSION, NAMESPACE, "sandboxruns", "run-del"
     )
     wait_for(lambda: "run-del" not in apiserver.objects(f"{GROUP}/{VERSION}/sandboxruns", NAMESPACE), what="gone")
-    assert "run-del-a1" not in apiserver.objects("v1/pods", NAMESPACE)
-    assert "run-del-sandbox" not in apiserver.objects("networking.k8s.io/v1/networkpolicies", NAMESPACE)
+    wait_for(lambda: "run-del-a1" not in apiserver.objects("v1/pods", NAMESPACE), what="pod removed")
+    assert "skillgym-sandbox" in apiserver.objects("networking.k8s.io/v1/networkpolicies", NAMESPACE)
+
+
+def test_a_deleted_or_loosened_sandbox_policy_is_put_back(apiserver: ApiServer, operator: Any) -> None:
+    create(apiserver, "sandboxruns", sandbox_run("run-net"))
+    policies = "networking.k8s.io/v1/networkpolicies"
+    wanted = wait_for(lambda: apiserver.objects(policies, NAMESPACE).get("skillgym-sandbox"), what="policy")["spec"]
+    networking = kubernetes.client.NetworkingV1Api(apiserver.api_client)
+    networking.patch_namespaced_network_policy("skillgym-sandbox", NAMESPACE, {"spec": {"egress": [{}]}})
+    wait_for(lambda: apiserver.objects(policies, NAMESPACE)["skillgym-sandbox"]["spec"] == wanted, what="restored")
+    networking.delete_namespaced_network_policy("skillgym-sandbox", NAMESPACE)
+    wait_for(lambda: apiserver.objects(policies, NAMESPACE).get("skillgym-sandbox", {}).get("spec") == wanted,
+             what="recreated")  # fmt: skip
 
 
 def training_job(name: str) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from tests.support.waiting import wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.deferred_service]
 
 RUN_LABEL = "skillgym.io/sandbox-run"
+OPERATOR_LEASE = "sg-skillgym-operator"
 
 
 @pytest.fixture
@@ -56,6 +57,16 @@ def operator(kube: KubeCluster, kube_namespace: str, service_account: str, tmp_p
         assert "Traceback" not in process.log(), process.log()[-4000:]
 
 
+def _or_none(read: Any, name: str, namespace: str) -> Any:
+    """The object, or None while it does not exist."""
+    try:
+        return read(name, namespace)
+    except kubernetes.client.ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
 def _node_of(cluster: Cluster, pod: str) -> Any:
     return cluster.core.read_namespaced_pod(pod, cluster.namespace).spec.node_name
 
@@ -70,13 +81,38 @@ def test_a_sandbox_run_runs_on_a_kwok_node_and_succeeds(cluster: Cluster, operat
     assert status["artifacts"]["mounts"] == {"/app": "sandbox/runs/run-ok/app.tar.gz"}
     assert status.get("startedAt") and status.get("finishedAt")
     wait_gone(lambda: cluster.pods(**{RUN_LABEL: "run-ok"}), what="finished pod cleanup")
-    policies = kubernetes.client.NetworkingV1Api(cluster.client).list_namespaced_network_policy(cluster.namespace)
-    assert "run-ok-sandbox" in {p.metadata.name for p in policies.items}
+    run = cluster.get("sandboxruns", "run-ok")
+    assert not run["metadata"].get("finalizers") and not run["metadata"].get("annotations")  # no bookkeeping
+    networking = kubernetes.client.NetworkingV1Api(cluster.client)
+    policy = networking.read_namespaced_network_policy("skillgym-sandbox", cluster.namespace)
+    assert policy.spec.policy_types == ["Ingress", "Egress"] and not policy.spec.ingress
 
     cluster.delete("sandboxruns", "run-ok")
-    wait_gone(lambda: cluster.get("sandboxruns", "run-ok"), what="run deletion past the finalizer")
-    policies = kubernetes.client.NetworkingV1Api(cluster.client).list_namespaced_network_policy(cluster.namespace)
-    assert "run-ok-sandbox" not in {p.metadata.name for p in policies.items}
+    wait_gone(lambda: cluster.get("sandboxruns", "run-ok"), what="run deletion")
+    assert networking.read_namespaced_network_policy("skillgym-sandbox", cluster.namespace)  # the namespace's
+
+
+def test_deleting_a_running_run_removes_its_pod(cluster: Cluster, operator: OperatorProcess) -> None:
+    cluster.create("sandboxruns", sandbox_run("run-gone", {"SIMULATED_OUTCOME": "hang"}))
+    wait_for(lambda: cluster.pods(**{RUN_LABEL: "run-gone"}), 30, what="pod")
+    cluster.delete("sandboxruns", "run-gone")
+    wait_gone(lambda: cluster.get("sandboxruns", "run-gone"), what="run deletion")
+    wait_gone(lambda: cluster.pods(**{RUN_LABEL: "run-gone"}), what="its pod")
+
+
+def test_a_loosened_sandbox_policy_is_restored(cluster: Cluster, operator: OperatorProcess) -> None:
+    cluster.create("sandboxruns", sandbox_run("run-net"))
+    networking = kubernetes.client.NetworkingV1Api(cluster.client)
+
+    def spec() -> Any:
+        policy = _or_none(networking.read_namespaced_network_policy, "skillgym-sandbox", cluster.namespace)
+        return policy and policy.spec.to_dict()
+
+    wanted = wait_for(spec, 30, what="policy")
+    networking.patch_namespaced_network_policy("skillgym-sandbox", cluster.namespace, {"spec": {"egress": [{}]}})
+    wait_for(lambda: spec() == wanted, 30, what="restored")
+    networking.delete_namespaced_network_policy("skillgym-sandbox", cluster.namespace)
+    wait_for(lambda: spec() == wanted, 30, what="recreated")
 
 
 def test_failure_deadline_and_eviction_map_to_outcomes_and_retries(cluster: Cluster, operator: OperatorProcess) -> None:
@@ -96,7 +132,7 @@ def test_failure_deadline_and_eviction_map_to_outcomes_and_retries(cluster: Clus
 
 def test_a_training_job_becomes_an_indexed_job_on_the_gpu_pool(cluster: Cluster, operator: OperatorProcess) -> None:
     cluster.create("trainingjobs", training_job("sft-1"))
-    job = wait_for(lambda: _job(cluster, "sft-1"), 30, what="job")
+    job = wait_for(lambda: _or_none(cluster.batch.read_namespaced_job, "sft-1", cluster.namespace), 30, what="job")
     assert (job.spec.completion_mode, job.spec.completions, job.spec.parallelism) == ("Indexed", 2, 2)
     status = cluster.wait_phase("trainingjobs", "sft-1", ("Succeeded", "Failed"), timeout=60)
     assert status["phase"] == "Succeeded", status
@@ -104,16 +140,7 @@ def test_a_training_job_becomes_an_indexed_job_on_the_gpu_pool(cluster: Cluster,
     nodes = {n.metadata.name: n for n in cluster.core.list_node().items}
     assert len(pods) == 2 and all(nodes[p.spec.node_name].metadata.labels[POOL_LABEL] == "gpu" for p in pods)
     cluster.delete("trainingjobs", "sft-1")
-    wait_gone(lambda: _job(cluster, "sft-1"), what="job cleanup")
-
-
-def _job(cluster: Cluster, name: str) -> Any:
-    try:
-        return cluster.batch.read_namespaced_job(name, cluster.namespace)
-    except kubernetes.client.ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise
+    wait_gone(lambda: _or_none(cluster.batch.read_namespaced_job, "sft-1", cluster.namespace), what="job cleanup")
 
 
 def test_runs_finished_while_the_operator_was_down_are_completed_after_it_restarts(
@@ -124,11 +151,12 @@ def test_runs_finished_while_the_operator_was_down_are_completed_after_it_restar
     cluster.create("sandboxruns", sandbox_run("run-across", {"SIMULATED_OUTCOME": "hang"}, maxAttempts=1))
     cluster.create("trainingjobs", training_job("sft-across"))
     wait_for(lambda: cluster.pods(**{RUN_LABEL: "run-across"}), 30, what="pod")
-    wait_for(lambda: _job(cluster, "sft-across"), 30, what="job")
+    wait_for(lambda: _or_none(cluster.batch.read_namespaced_job, "sft-across", cluster.namespace), 30, what="job")
     first.kill()
     # While no operator runs, kwok ends the pod (deadline) and the Job controller completes the Job.
     wait_for(lambda: all(p.status.phase == "Failed" for p in cluster.pods(**{RUN_LABEL: "run-across"}).values()), 30)
-    wait_for(lambda: (j := _job(cluster, "sft-across")) and j.status.succeeded == 2, 60, what="job done")
+    job = lambda: _or_none(cluster.batch.read_namespaced_job, "sft-across", cluster.namespace)  # noqa: E731
+    wait_for(lambda: (j := job()) and j.status.succeeded == 2, 60, what="job done")
     second = OperatorProcess(kube, cluster.namespace, service_account, tmp_path, name="second").start()
     try:
         second.wait_watching()
@@ -152,7 +180,8 @@ def test_of_two_replicas_only_the_lease_holder_acts_and_the_other_takes_over(
                 for name in ("replica-a", "replica-b")}  # fmt: skip
     coordination = kubernetes.client.CoordinationV1Api(cluster.client)
     try:
-        lease = wait_for(lambda: _lease(coordination, cluster.namespace), 30, what="lease")
+        lease = wait_for(lambda: _or_none(coordination.read_namespaced_lease, OPERATOR_LEASE, cluster.namespace), 30,
+                         what="lease")  # fmt: skip
         leader = lease.spec.holder_identity
         standby = next(name for name in replicas if name != leader)
         replicas[leader].wait_watching()
@@ -165,20 +194,11 @@ def test_of_two_replicas_only_the_lease_holder_acts_and_the_other_takes_over(
         cluster.create("sandboxruns", sandbox_run("run-after"))
         replicas[standby].wait_watching(timeout=60)
         assert cluster.wait_phase("sandboxruns", "run-after", ("Succeeded", "Failed"))["phase"] == "Succeeded"
-        lease = _lease(coordination, cluster.namespace)
+        lease = _or_none(coordination.read_namespaced_lease, OPERATOR_LEASE, cluster.namespace)
         assert (lease.spec.holder_identity, lease.spec.lease_transitions) == (standby, 1)
     finally:
         for process in replicas.values():
             process.stop()
-
-
-def _lease(api: Any, namespace: str) -> Any:
-    try:
-        return api.read_namespaced_lease("sg-skillgym-operator", namespace)
-    except kubernetes.client.ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise
 
 
 def test_watches_resume_after_the_api_server_restarts(
@@ -206,5 +226,5 @@ def test_the_trainers_launcher_submits_a_job_the_operator_runs_to_completion(
         assert KubernetesLauncher(settings, client).submit(request) == f"{cluster.namespace}/sft-launched"
     status = cluster.wait_phase("trainingjobs", "sft-launched", ("Succeeded", "Failed"), timeout=60)
     assert status["phase"] == "Succeeded", status
-    job = _job(cluster, "sft-launched")
+    job = _or_none(cluster.batch.read_namespaced_job, "sft-launched", cluster.namespace)
     assert job.spec.template.spec.containers[0].resources.limits["nvidia.com/gpu"] == "2"

@@ -2,7 +2,7 @@
 
 from skillgym_operator.builders.image import build_job_name, image_reference, kaniko_build_job
 from skillgym_operator.builders.sandbox import (
-    network_policy_name,
+    SANDBOX_POLICY,
     pod_name,
     sandbox_network_policy,
     sandbox_pod,
@@ -15,10 +15,10 @@ from skillgym_operator.builders.training import (
 )
 
 __all__ = [
+    "SANDBOX_POLICY",
     "build_job_name",
     "image_reference",
     "kaniko_build_job",
-    "network_policy_name",
     "pod_name",
     "sandbox_network_policy",
     "sandbox_pod",

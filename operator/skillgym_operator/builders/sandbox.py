@@ -38,6 +38,7 @@ from skillgym_operator.resources import (
     LABEL_ATTEMPT,
     LABEL_ROLE,
     LABEL_RUN,
+    MANAGED_BY,
     MOUNTS_DIR,
     OUTCOME_FILE,
     PLAN_ENV,
@@ -76,8 +77,7 @@ def pod_name(run_name: str, attempt: int) -> str:
     return f"{run_name[:55]}-a{attempt}"
 
 
-def network_policy_name(run_name: str) -> str:
-    return f"{run_name[:50]}-sandbox"
+SANDBOX_POLICY = "skillgym-sandbox"
 
 
 def mount_volume(index: int) -> str:
@@ -231,9 +231,9 @@ def sandbox_pod(
     }
 
 
-def sandbox_network_policy(run: dict[str, Any], settings: OperatorSettings) -> dict[str, Any]:
-    """Deny all ingress; allow egress only to the store (and DNS to find it)."""
-    meta = run["metadata"]
+def sandbox_network_policy(namespace: str, settings: OperatorSettings) -> dict[str, Any]:
+    """One policy for every sandbox pod of a namespace (selected by the run label the operator
+    sets on each): deny all ingress; allow egress only to the store (and DNS to find it)."""
     egress: list[dict[str, Any]] = []
     if settings.store_egress_pod_labels:
         peer: dict[str, Any] = {"podSelector": {"matchLabels": dict(settings.store_egress_pod_labels)}}
@@ -256,13 +256,15 @@ def sandbox_network_policy(run: dict[str, Any], settings: OperatorSettings) -> d
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
         "metadata": {
-            "name": network_policy_name(meta["name"]),
-            "namespace": meta["namespace"],
-            "labels": labels("sandbox", **{LABEL_RUN: meta["name"]}),
-            "ownerReferences": [owner_reference(run)],
+            "name": SANDBOX_POLICY,
+            "namespace": namespace,
+            "labels": labels("sandbox"),
         },
         "spec": {
-            "podSelector": {"matchLabels": {LABEL_RUN: meta["name"]}},
+            "podSelector": {
+                "matchLabels": {"app.kubernetes.io/managed-by": MANAGED_BY},
+                "matchExpressions": [{"key": LABEL_RUN, "operator": "Exists"}],
+            },
             "policyTypes": ["Ingress", "Egress"],
             "ingress": [],
             "egress": egress,
