@@ -55,6 +55,14 @@ class EnvVar(_Spec):
     value: str = ""
 
 
+class SessionSpec(_Spec):
+    """A warm pod: commands arrive one by one under ``channel`` in the store (see
+    :mod:`skillgym_core.sandbox.steps`); ``spec.command`` is the shell each is given to."""
+
+    channel: str = Field(min_length=1)
+    idle_seconds: int = Field(600, alias="idleSeconds", ge=1)
+
+
 class SandboxRunSpec(_Spec):
     task_key: str | None = Field(None, alias="taskKey")
     role: Role = "agent"
@@ -70,6 +78,7 @@ class SandboxRunSpec(_Spec):
     timeout_seconds: int | None = Field(None, alias="timeoutSeconds", ge=1)
     skill_provided: bool = Field(False, alias="skillProvided")
     max_attempts: int | None = Field(None, alias="maxAttempts", ge=1)
+    session: SessionSpec | None = None
 
     @model_validator(mode="after")
     def _distinct_targets(self) -> SandboxRunSpec:

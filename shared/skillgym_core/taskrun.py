@@ -34,6 +34,7 @@ from skillgym_core.sandbox.base import Limits, Mount, Outcome, Sandbox, SandboxR
 from skillgym_core.sandbox.hostmounts import can_mount, mount_volume
 from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.sandbox.owned_dirs import owned_dir
+from skillgym_core.sandbox.session import SandboxSession, open_session, resume_session
 from skillgym_core.sandbox.workspace import (
     CopyReport,
     WorkspaceError,
@@ -280,16 +281,31 @@ class TaskRunner:
         skills: Path | None = None,
         timeout_s: float = 120,
         env: Mapping[str, str] | None = None,
-        inputs: Mount | None = None,
     ) -> SandboxResult:
-        """``inputs``: a read-only folder of host-made data the command may read (a file body too
-        large to travel in the command line)."""
         mounts = [Mount(workspace, AGENT_WORKDIR, writable=True)]
         if skills is not None and skills.is_dir():
             mounts.append(Mount(skills, SKILLS_MOUNT))
-        if inputs is not None:
-            mounts.append(Mount(inputs.host, inputs.target))
         return self._run_in_environment(task, ["bash", "-lc", command], mounts, env, timeout_s)
+
+    def open_agent_session(
+        self, task: TaskDir, workspace: Path, *, skills: Path | None = None, lifetime_s: float, idle_s: float,
+        record: Mapping[str, Any] | None = None,
+    ) -> SandboxSession:  # fmt: skip
+        """A session for an agent's commands on ``workspace`` (each as ``bash -lc``, like
+        :meth:`run_agent_command`): on Kubernetes one warm pod for all of them. With ``record`` the
+        session a previous process opened is resumed. Raises :class:`EnvironmentBuildError` when the
+        task's environment cannot be prepared, :class:`SandboxError` when a session is lost."""
+        mounts = [Mount(workspace, AGENT_WORKDIR, writable=True)]
+        if skills is not None and skills.is_dir():
+            mounts.append(Mount(skills, SKILLS_MOUNT))
+        extra_mounts, run_env = self.environment_extras(task)
+        mounts += extra_mounts
+        limits = self._limits(task, lifetime_s)
+        if record is not None:
+            return resume_session(self.sandbox, record, mounts=mounts, workdir=AGENT_WORKDIR, env=run_env,
+                                  limits=limits)  # fmt: skip
+        return open_session(self.sandbox, mounts=mounts, workdir=AGENT_WORKDIR, env=run_env, limits=limits,
+                            idle_s=idle_s)  # fmt: skip
 
     def tampered_inputs(self, task: TaskDir, workspace: Path) -> list[str]:
         """Protected inputs that are missing, not regular files, or changed."""

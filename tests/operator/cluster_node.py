@@ -65,7 +65,9 @@ class _Heartbeat(threading.Thread):
                  "spec": {"holderIdentity": self.node, "leaseDurationSeconds": 40,
                           "renewTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}}  # fmt: skip
         try:
-            self.coordination.replace_namespaced_lease(self.node, "kube-node-lease", lease)
+            # A merge patch: the Lease may be left from an earlier node of this name, and a replace
+            # without its resourceVersion is refused (422), which would let it go stale.
+            self.coordination.patch_namespaced_lease(self.node, "kube-node-lease", lease)
         except kubernetes.client.ApiException as exc:
             if exc.status != 404:
                 raise

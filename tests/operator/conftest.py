@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.operator.apiserver import ApiServer, run_apiserver
+from tests.operator.node import SandboxNode
 from tests.support.waiting import wait_for
 
 NAMESPACE = "skillgym-test"
@@ -32,6 +33,15 @@ def operator_settings(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(handlers.SETTINGS, "retry_backoff_s", 0.2)
     monkeypatch.setattr(handlers.SETTINGS, "finished_pod_ttl_s", 0.0)
     return handlers.SETTINGS
+
+
+@pytest.fixture
+def node(apiserver: ApiServer, operator: Any, store: Any, tmp_path: Path) -> Iterator[SandboxNode]:
+    """A stand-in kubelet running the operator's pods for real against the module's ``store``."""
+    (tmp_path / "node").mkdir()
+    with SandboxNode(apiserver, NAMESPACE, store, tmp_path / "node") as running:
+        yield running
+    assert not running.errors, running.errors
 
 
 @pytest.fixture

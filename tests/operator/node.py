@@ -2,7 +2,8 @@
 creates, for real. The fetch and push containers run the operator's transfer code against the
 test store with the pod's volumes mapped to directories; the run container runs the pod's own
 command (the wrapper script and the task command) in the local bubblewrap sandbox with the
-pod's volumes bound at their mount paths. It then reports container states like a kubelet."""
+pod's volumes bound at their mount paths; a session pod's relay runs beside it, as the sidecar
+would. It then reports container states like a kubelet."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from skillgym_core.sandbox.base import Limits, Mount
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.store.base import Store
 from skillgym_operator import transfer
-from skillgym_operator.resources import IO_DIR, LABEL_RUN, PLAN_ENV
+from skillgym_operator.resources import IO_DIR, LABEL_RUN, PLAN_ENV, RELAY_CONTAINER
+from skillgym_operator.session import Relay
 
 from tests.operator.apiserver import ApiServer
 
@@ -73,10 +75,14 @@ class SandboxNode:
         for path in volumes.values():
             path.mkdir()
         (fetch,) = spec["initContainers"]
-        run, push = spec["containers"]
+        run, push, *sidecars = spec["containers"]
         plan = json.loads(next(e["value"] for e in fetch["env"] if e["name"] == PLAN_ENV))
         local_plan = self._remap(plan, fetch["volumeMounts"], volumes)
         transfer.fetch(local_plan, self.store, volumes["io"])
+        relay = None
+        if any(c["name"] == RELAY_CONTAINER for c in sidecars):
+            relay = threading.Thread(target=self._relay, args=(plan, volumes["io"]), daemon=True)
+            relay.start()
 
         env = {e["name"]: e["value"] for e in run["env"]}
         mounts = [
@@ -93,6 +99,8 @@ class SandboxNode:
             limits=Limits(wall_s=wall + 10, memory_mb=2048),
         )
         exit_code = result.exit_code if result.exit_code is not None else 137
+        if relay is not None:
+            relay.join(10)
         outcome = (volumes["io"] / "outcome").read_text().strip() if (volumes["io"] / "outcome").exists() else ""
         transfer.push(local_plan, self.store, volumes["io"], grace_s=1)
         shutil.rmtree(root, ignore_errors=True)
@@ -106,6 +114,12 @@ class SandboxNode:
             "containerStatuses": statuses,
         }
         self._report(pod["metadata"]["name"], status)
+
+    def _relay(self, plan: dict[str, Any], io_dir: Path) -> None:
+        try:
+            Relay(plan, self.store, io_dir).serve()
+        except BaseException as exc:
+            self.errors.append(exc)
 
     def _report(self, pod: str, status: dict[str, Any], patience_s: float = 60.0) -> None:
         """Patch the pod's status, retrying while the API server cannot be reached, as a kubelet does."""

@@ -174,3 +174,32 @@ def test_invalid_specs_raise_a_typed_error(bad: dict[str, Any]) -> None:
 def test_training_scratch_must_be_a_quantity() -> None:
     with pytest.raises(InvalidSpecError):
         parse_training_job({"datasetKey": "d", "baseModel": "m", "resources": {"scratch": "lots"}})
+
+
+def test_a_session_pod_runs_the_step_loop_and_a_relay_that_alone_holds_the_store_keys() -> None:
+    from skillgym_operator.builders.policy import pod_violations
+    from skillgym_operator.session import STEP_LOOP
+
+    spec = run_spec(command=["bash", "-lc"], session={"channel": "sandbox/runs/sbx-1/session", "idleSeconds": 30})
+    pod = builders.sandbox_pod(RUN, spec, "task:1", 1, SETTINGS)
+    kubernetes_validate.validate(pod, "1.30", strict=True)
+    containers = {c["name"]: c for c in pod["spec"]["containers"]}
+    assert list(containers) == ["run", "push", "relay"]
+    run, relay = containers["run"], containers["relay"]
+    assert run["command"][4:] == ["/bin/sh", "-c", STEP_LOOP, "session", "bash", "-lc"]
+    assert "envFrom" not in run and relay["envFrom"] == containers["push"]["envFrom"]
+    assert relay["command"] == ["python", "-m", "skillgym_operator.session"]
+    assert {m["mountPath"]: m.get("readOnly", False) for m in relay["volumeMounts"]} == {"/skillgym/io": False,
+                                                                                         "/tmp": False}
+    plan = json.loads(relay["env"][0]["value"])
+    assert plan["session"] == {"channel": "sandbox/runs/sbx-1/session", "idleSeconds": 30}
+    assert {"name": "SKILLGYM_STEP_OUTPUT_BYTES", "value": str(spec.limits.output_bytes)} in run["env"]
+    assert pod_violations(pod["spec"]) == []
+    plain = builders.sandbox_pod(RUN, run_spec(), "t", 1, SETTINGS)
+    assert "relay" not in {c["name"] for c in plain["spec"]["containers"]}
+
+
+@pytest.mark.parametrize("session", [{}, {"channel": ""}, {"channel": "c", "idleSeconds": 0}])
+def test_malformed_sessions_are_refused(session: dict[str, Any]) -> None:
+    with pytest.raises(InvalidSpecError):
+        run_spec(session=session)

@@ -43,8 +43,10 @@ from skillgym_operator.resources import (
     OUTCOME_FILE,
     PLAN_ENV,
     PUSH_CONTAINER,
+    RELAY_CONTAINER,
     RUN_CONTAINER,
 )
+from skillgym_operator.session import STEP_LOOP
 from skillgym_operator.settings import OperatorSettings
 from skillgym_operator.spec import SandboxRunSpec
 
@@ -105,6 +107,7 @@ def transfer_plan(spec: SandboxRunSpec) -> dict[str, Any]:
         "outputPrefix": spec.output_prefix.rstrip("/"),
         "outputBytes": spec.limits.output_bytes,
         "wallSeconds": spec.limits.wall_seconds,
+        **({"session": spec.session.model_dump(by_alias=True)} if spec.session else {}),
     }
 
 
@@ -114,20 +117,23 @@ def active_deadline_s(spec: SandboxRunSpec, settings: OperatorSettings) -> int:
     return math.ceil(spec.limits.wall_seconds) + settings.push_grace_s
 
 
-def _runner_container(name: str, args: list[str], spec: SandboxRunSpec, settings: OperatorSettings) -> dict[str, Any]:
+def _runner_container(name: str, args: list[str], spec: SandboxRunSpec, settings: OperatorSettings,
+                      module: str = "skillgym_operator.transfer") -> dict[str, Any]:  # fmt: skip
     volume_mounts: list[dict[str, Any]] = [
         {"name": "io", "mountPath": IO_DIR, "readOnly": name == PUSH_CONTAINER},
         {"name": "runner-tmp", "mountPath": "/tmp"},
     ]
+    # The relay hands commands over through the io volume only; the mounts are not its business.
     volume_mounts += [
         {"name": mount_volume(i), "mountPath": mount_stage_path(i), "readOnly": name == PUSH_CONTAINER}
         for i in range(len(spec.mounts))
+        if name != RELAY_CONTAINER
     ]
     return {
         "name": name,
         "image": settings.runner_image,
         "imagePullPolicy": settings.image_pull_policy,
-        "command": ["python", "-m", "skillgym_operator.transfer", *args],
+        "command": ["python", "-m", module, *args],
         "env": [{"name": PLAN_ENV, "value": json.dumps(transfer_plan(spec), sort_keys=True)}],
         "envFrom": store_env_from(settings),
         "volumeMounts": volume_mounts,
@@ -138,6 +144,11 @@ def _runner_container(name: str, args: list[str], spec: SandboxRunSpec, settings
             "limits": {"cpu": "500m", "memory": "512Mi"},
         },
     }
+
+
+def _session_loop(spec: SandboxRunSpec) -> list[str]:
+    """For a session, the run container's command is the step loop, given the shell as arguments."""
+    return ["/bin/sh", "-c", STEP_LOOP, "session"] if spec.session else []
 
 
 def _is_under(path: str, mount_path: str) -> bool:
@@ -171,12 +182,13 @@ def sandbox_pod(
         "name": RUN_CONTAINER,
         "image": image,
         "imagePullPolicy": settings.image_pull_policy,
-        "command": ["/bin/sh", "-c", RUN_WRAPPER, "sandbox", *spec.command],
+        "command": ["/bin/sh", "-c", RUN_WRAPPER, "sandbox", *_session_loop(spec), *spec.command],
         "workingDir": spec.workdir,
         "env": [
             *({"name": e.name, "value": e.value} for e in spec.env),
             {"name": "SKILLGYM_WALL_SECONDS", "value": str(math.ceil(limits.wall_seconds))},
             {"name": "HOME", "value": "/tmp"},
+            *([{"name": "SKILLGYM_STEP_OUTPUT_BYTES", "value": str(limits.output_bytes)}] if spec.session else []),
         ],
         "volumeMounts": run_mounts,
         "terminationMessagePath": OUTCOME_FILE,
@@ -207,7 +219,12 @@ def sandbox_pod(
         "terminationGracePeriodSeconds": 5,
         "securityContext": restricted_pod_security_context(settings),
         "initContainers": [_runner_container(FETCH_CONTAINER, ["fetch"], spec, settings)],
-        "containers": [run_container, _runner_container(PUSH_CONTAINER, ["push"], spec, settings)],
+        "containers": [
+            run_container,
+            _runner_container(PUSH_CONTAINER, ["push"], spec, settings),
+            *([_runner_container(RELAY_CONTAINER, [], spec, settings, "skillgym_operator.session")]
+              if spec.session else []),
+        ],
         "volumes": volumes,
     }
     if settings.sandbox_service_account:

@@ -1,6 +1,7 @@
-"""Episodes: open one on a task in a fresh sandboxed workspace, run its tool calls one at a time,
-finish it with the trusted verifier, or let the janitor end it when its client went away. Every
-change is saved before it is answered, so a restarted server resumes open episodes by id."""
+"""Episodes: open one on a task in a fresh sandboxed workspace and a sandbox session on it (on
+Kubernetes a pod kept warm for the episode), run its tool calls one at a time, finish it with the
+trusted verifier, or let the janitor end it when its client went away. Every change is saved
+before it is answered, so a restarted server resumes open episodes (and their sessions) by id."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pathlib import Path
 
 from skillgym_core import metrics as core_metrics
 from skillgym_core.contracts.events import HardeningRequested, Payload
-from skillgym_core.errors import SkillGymError
+from skillgym_core.envbuild.provider import EnvironmentBuildError
+from skillgym_core.errors import SandboxError, SkillGymError
 from skillgym_core.ids import content_id
 from skillgym_core.rlenv.api import (
     TOOL_SCHEMAS,
@@ -27,6 +29,7 @@ from skillgym_core.rlenv.api import (
     StepResult,
 )
 from skillgym_core.sandbox.janitor import discard_tree
+from skillgym_core.sandbox.session import SandboxSession
 from skillgym_core.store.base import Store
 from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner
 
@@ -63,6 +66,13 @@ class StepLimitReached(EpisodeError):
     status = 409
 
 
+class SessionLost(EpisodeError):
+    """The episode's sandbox session could not be opened, reached or closed; the episode ends."""
+
+    reason = "session_lost"
+    status = 503
+
+
 class ServerBusy(EpisodeError):
     reason = "server_busy"
     status = 429
@@ -83,6 +93,7 @@ class EpisodeManager:
         self._live: dict[str, Episode] = {}  # open ones, and ended ones until their event is out
         self._unpublished: dict[str, Payload] = {}
         self._locks: dict[str, threading.Lock] = {}
+        self._sessions: dict[str, SandboxSession] = {}
         self._lock = threading.Lock()
         self._opening = 0
         self.tool_limits = ToolLimits(settings.step_timeout_s, settings.max_observation_chars,
@@ -126,16 +137,27 @@ class EpisodeManager:
             workspace = self.runner.fresh_workspace(entry.task, parent)
             now = time.time()
             skill_provided = request.skill_provided and entry.task.skills.is_dir()
+            ttl_s = request.ttl_s or self.settings.episode_ttl_s
+            max_steps = request.max_steps or self.settings.max_steps
+            try:
+                session = self.runner.open_agent_session(
+                    entry.task, workspace, skills=entry.task.skills if skill_provided else None,
+                    lifetime_s=max_steps * self.settings.step_timeout_s + ttl_s, idle_s=ttl_s,
+                )  # fmt: skip
+            except (SandboxError, EnvironmentBuildError) as exc:
+                discard_tree(parent)
+                raise SessionLost(f"no sandbox session for task {entry.task_id}: {exc}", task_id=entry.task_id) from exc
             episode = Episode(
                 episode_id=episode_id, task_id=entry.task_id, skill_id=entry.skill_id, skill_name=entry.skill_name,
                 category=entry.category, family=entry.family, skill_provided=skill_provided,
                 reward_mode=request.reward, policy=request.policy,
-                max_steps=request.max_steps or self.settings.max_steps,
-                ttl_s=request.ttl_s or self.settings.episode_ttl_s, created_at=now, last_active_at=now,
-                instruction=entry.task.instruction(), workspace=str(workspace),
+                max_steps=max_steps, ttl_s=ttl_s, created_at=now, last_active_at=now,
+                instruction=entry.task.instruction(), workspace=str(workspace), session=session.record(),
             )  # fmt: skip
             self.records.save(episode)
             self._remember(episode)
+            with self._lock:
+                self._sessions[episode_id] = session
         finally:
             with self._lock:
                 self._opening -= 1
@@ -157,11 +179,9 @@ class EpisodeManager:
             if len(episode.steps) >= episode.max_steps:
                 raise StepLimitReached(f"episode {episode_id} used its {episode.max_steps} steps; finish it",
                                        episode_id=episode_id)
-            entry = self.catalog.get(episode.task_id)
-            skills = entry.task.skills if episode.skill_provided else None
+            session = self._session(episode)
             started = time.time()
-            outcome = run_call(self.runner, entry.task, Path(episode.workspace), skills, request.tool,
-                               request.arguments, self.tool_limits)
+            outcome = run_call(session, request.tool, request.arguments, self.tool_limits)
             took = time.time() - started
             episode.steps.append(ToolStep(tool=request.tool, arguments=request.arguments,
                                           observation=outcome.observation, exit_code=outcome.exit_code,
@@ -183,6 +203,12 @@ class EpisodeManager:
             if episode.status is not EpisodeStatus.OPEN:
                 raise EpisodeClosed(f"episode {episode_id} is {episode.status.value}", episode_id=episode_id)
             entry = self.catalog.get(episode.task_id)
+            try:
+                self._session(episode).close(keep_files=True)  # the workspace as the agent left it, on the host
+            except SandboxError as exc:
+                self._end(episode, EpisodeStatus.EXPIRED)
+                raise SessionLost(f"episode {episode_id}: its files could not be collected: {exc}",
+                                  episode_id=episode_id) from exc  # fmt: skip
             started = time.perf_counter()
             outcome = self.runner.verify(entry.task, Path(episode.workspace))
             verify_s = time.perf_counter() - started
@@ -266,7 +292,45 @@ class EpisodeManager:
     def state(self, episode_id: str) -> Episode:
         return self._any_episode(episode_id)[0]
 
+    def _session(self, episode: Episode) -> SandboxSession:
+        """The episode's live session, or the one its record names (after a restart)."""
+        with self._lock:
+            session = self._sessions.get(episode.episode_id)
+        if session is not None:
+            return session
+        try:
+            session = self._reopen(episode)
+        except (SandboxError, EnvironmentBuildError) as exc:
+            self._end(episode, EpisodeStatus.EXPIRED)
+            raise SessionLost(f"episode {episode.episode_id}: its sandbox session is gone: {exc}",
+                              episode_id=episode.episode_id) from exc  # fmt: skip
+        with self._lock:
+            self._sessions[episode.episode_id] = session
+        return session
+
+    def _reopen(self, episode: Episode) -> SandboxSession:
+        entry = self.catalog.get(episode.task_id)
+        return self.runner.open_agent_session(
+            entry.task, Path(episode.workspace), skills=entry.task.skills if episode.skill_provided else None,
+            lifetime_s=episode.max_steps * self.settings.step_timeout_s + episode.ttl_s, idle_s=episode.ttl_s,
+            record=episode.session or {},
+        )  # fmt: skip
+
+    def _close_discarding(self, episode: Episode, session: SandboxSession | None) -> None:
+        """End an unfinished episode's session, its files unwanted: a warm pod is not left running."""
+        try:
+            if session is None and (episode.session or {}).get("kind") == "kubernetes":
+                session = self._reopen(episode)
+            if session is not None:
+                session.close(keep_files=False)
+        except Exception as exc:  # the pod still goes at its idle limit
+            log.warning("closing a session failed", extra={"episode_id": episode.episode_id, "error": str(exc)})
+
     def _end(self, episode: Episode, status: EpisodeStatus) -> None:
+        with self._lock:
+            session = self._sessions.pop(episode.episode_id, None)
+        if status is not EpisodeStatus.FINISHED:
+            self._close_discarding(episode, session)
         episode.status = status
         episode.last_active_at = time.time()
         self.records.save(episode)

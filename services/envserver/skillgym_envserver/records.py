@@ -39,6 +39,7 @@ class Episode(BaseModel):
     status: EpisodeStatus = EpisodeStatus.OPEN
     instruction: str
     workspace: str
+    session: dict[str, Any] | None = None  # how to reach the episode's sandbox session again
     steps: list[ToolStep] = Field(default_factory=list)
     result: FinishResult | None = None
 

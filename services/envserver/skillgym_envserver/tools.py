@@ -1,23 +1,18 @@
-"""One tool call of an episode, checked and run inside the task's sandbox. Nothing an agent sends
-runs on the host: reads and writes are commands in the sandbox too, and a file body to write
-reaches it as a read-only mounted file, never as a path the host opens in the agent's tree."""
+"""One tool call of an episode, checked and run in the episode's sandbox session. Nothing an agent
+sends runs on the host: reads and writes are commands in the sandbox too, and a file body to write
+reaches the command on its standard input, never as a path the host opens in the agent's tree."""
 
 from __future__ import annotations
 
 import json
 import shlex
-import shutil
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from skillgym_core.contracts.task import TaskDir
 from skillgym_core.rlenv.api import TOOL_NAMES
-from skillgym_core.sandbox.base import Mount, Outcome, SandboxResult
-from skillgym_core.taskrun import TaskRunner
+from skillgym_core.sandbox.base import Outcome, SandboxResult
+from skillgym_core.sandbox.session import SandboxSession
 
-INPUT_MOUNT = "/skillgym-input"
 REQUIRED = {"bash": ("command",), "read_file": ("path",), "write_file": ("path", "content")}
 
 
@@ -60,46 +55,31 @@ def parse_call(tool: str, arguments: dict[str, Any] | str) -> dict[str, str] | s
     return {name: arguments[name] for name in wanted}
 
 
-def run_call(
-    runner: TaskRunner, task: TaskDir, workspace: Path, skills: Path | None, tool: str,
-    arguments: dict[str, Any] | str, limits: ToolLimits,
-) -> ToolOutcome:  # fmt: skip
+def run_call(session: SandboxSession, tool: str, arguments: dict[str, Any] | str, limits: ToolLimits) -> ToolOutcome:
     parsed = parse_call(tool, arguments)
     if isinstance(parsed, str):
         return ToolOutcome(f"error: {parsed}", None, malformed=True)
     if tool == "bash":
-        result = runner.run_agent_command(task, workspace, parsed["command"], skills=skills, timeout_s=limits.timeout_s)
-        return _shown(result, limits)
+        return _shown(session.run(parsed["command"], timeout_s=limits.timeout_s), limits)
     if tool == "read_file":
         command = f"head -c {limits.max_read_bytes + 1} -- {shlex.quote(parsed['path'])}"
-        result = runner.run_agent_command(task, workspace, command, skills=skills, timeout_s=limits.timeout_s)
+        result = session.run(command, timeout_s=limits.timeout_s)
         if result.outcome is Outcome.OK and result.exit_code == 0:
             text = result.stdout
             cut = len(text.encode()) > limits.max_read_bytes
             body = text.encode()[: limits.max_read_bytes].decode(errors="replace") if cut else text
             return ToolOutcome(body, 0, truncated=cut)
         return _shown(result, limits)
-    return _write(runner, task, workspace, skills, parsed["path"], parsed["content"], limits)
+    return _write(session, parsed["path"], parsed["content"], limits)
 
 
-def _write(
-    runner: TaskRunner, task: TaskDir, workspace: Path, skills: Path | None, path: str, content: str,
-    limits: ToolLimits,
-) -> ToolOutcome:  # fmt: skip
+def _write(session: SandboxSession, path: str, content: str, limits: ToolLimits) -> ToolOutcome:
     body = content.encode()
     if len(body) > limits.max_write_bytes:
         return ToolOutcome(f"error: content is {len(body)} bytes; at most {limits.max_write_bytes} per write", None)
-    staging = Path(tempfile.mkdtemp(prefix="envserver-write-"))
-    try:
-        (staging / "content").write_bytes(body)
-        staging.chmod(0o755)
-        (staging / "content").chmod(0o644)
-        target = shlex.quote(path)
-        command = f'mkdir -p -- "$(dirname -- {target})" && cat -- {INPUT_MOUNT}/content > {target}'
-        result = runner.run_agent_command(task, workspace, command, skills=skills, timeout_s=limits.timeout_s,
-                                          inputs=Mount(staging, INPUT_MOUNT))
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    target = shlex.quote(path)
+    result = session.run(f'mkdir -p -- "$(dirname -- {target})" && cat > {target}', timeout_s=limits.timeout_s,
+                         stdin=body)  # fmt: skip
     if result.outcome is Outcome.OK and result.exit_code == 0:
         return ToolOutcome(f"wrote {len(body)} bytes to {path}", 0)
     return _shown(result, limits)

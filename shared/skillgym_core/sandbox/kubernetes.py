@@ -90,7 +90,7 @@ class KubernetesSandbox:
         self.build_context_key = build_context_key
         self.start_slack_s = start_slack_s
         self.keep_runs = keep_runs
-        self._api = kubernetes.client.CustomObjectsApi(api_client)
+        self.api = kubernetes.client.CustomObjectsApi(api_client)
         self._watch_factory = kubernetes.watch.Watch
 
     @classmethod
@@ -152,7 +152,7 @@ class KubernetesSandbox:
                 Outcome.SANDBOX_ERROR, None, "", str(exc), time.monotonic() - started, detail=exc.to_dict()
             )
         finally:
-            self._cleanup(run_name)
+            self.cleanup(run_name)
         SANDBOX_RUNS.labels(self.name, result.outcome.value).inc()
         SANDBOX_SECONDS.labels(self.name).observe(result.duration_s)
         return result
@@ -217,7 +217,19 @@ class KubernetesSandbox:
         stdin: bytes | None,
         started: float,
     ) -> SandboxResult:
-        mount_specs: list[dict[str, Any]] = []
+        mount_specs, input_mb = self.mount_specs(run_name, mounts)
+        stdin_key = None
+        if stdin is not None:
+            stdin_key = keys.sandbox_run(run_name, "stdin")
+            self.store.put_bytes(stdin_key, stdin)
+        body = self.manifest(run_name, command, mount_specs, workdir, env, limits, stdin_key, input_mb)
+        self.create_run(body)
+        status = self.wait(run_name, limits.wall_s + self.start_slack_s)
+        return self.result(status, mounts, mount_specs, time.monotonic() - started, run_name)
+
+    def mount_specs(self, run_name: str, mounts: Sequence[Mount]) -> tuple[list[dict[str, Any]], int]:
+        """Each mount uploaded (content-addressed) as the run spec names it, and the MiB they unpack to."""
+        specs: list[dict[str, Any]] = []
         input_mb = 0
         for index, mount in enumerate(mounts):
             if not Path(mount.host).is_dir():
@@ -227,15 +239,11 @@ class KubernetesSandbox:
             item: dict[str, Any] = {"target": target, "key": self._upload(pack_dir(Path(mount.host)))}
             if mount.writable:
                 item.update(writable=True, resultKey=keys.sandbox_run(run_name, f"mounts/{index}.tar.gz"))
-            mount_specs.append(item)
-        stdin_key = None
-        if stdin is not None:
-            stdin_key = keys.sandbox_run(run_name, "stdin")
-            self.store.put_bytes(stdin_key, stdin)
-        body = self.manifest(run_name, command, mount_specs, workdir, env, limits, stdin_key, input_mb)
-        self._api.create_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, body)
-        status = self.wait(run_name, limits.wall_s + self.start_slack_s)
-        return self._result(status, mounts, mount_specs, time.monotonic() - started, run_name)
+            specs.append(item)
+        return specs, input_mb
+
+    def create_run(self, body: dict[str, Any]) -> None:
+        self.api.create_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, body)
 
     def wait(self, run_name: str, timeout_s: float) -> dict[str, Any]:
         """Follow the run with a watch until its phase is terminal; return its status."""
@@ -247,7 +255,7 @@ class KubernetesSandbox:
             watch = self._watch_factory()
             try:
                 for event in watch.stream(
-                    self._api.list_namespaced_custom_object,
+                    self.api.list_namespaced_custom_object,
                     GROUP,
                     VERSION,
                     self.namespace,
@@ -284,7 +292,7 @@ class KubernetesSandbox:
             last_phase=last.get("phase"),
         )
 
-    def _result(
+    def result(
         self,
         status: dict[str, Any],
         mounts: Sequence[Mount],
@@ -341,13 +349,13 @@ class KubernetesSandbox:
                 child.unlink()
         unpack_dir(archive, host)
 
-    def _cleanup(self, run_name: str) -> None:
+    def cleanup(self, run_name: str) -> None:
         if self.keep_runs:
             return
         from kubernetes.client.exceptions import ApiException
 
         try:
-            self._api.delete_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, run_name)
+            self.api.delete_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, run_name)
         except ApiException as exc:
             if exc.status != 404:
                 log.warning("could not delete SandboxRun %s: %s", run_name, exc.reason)

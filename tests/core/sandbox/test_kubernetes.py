@@ -3,18 +3,19 @@ operator turns them into pods, and a stand-in kubelet runs those pods for real."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from skillgym_core.archive import pack_dir
+from skillgym_core.errors import SandboxError
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, Sandbox
 from skillgym_core.sandbox.kubernetes import KubernetesSandbox, unpacked_mb
+from skillgym_core.sandbox.kubernetes_session import KubernetesSession
+from skillgym_core.sandbox.session import open_session, resume_session
 from skillgym_core.store.local import LocalStore
 
 from tests.operator.apiserver import ApiServer
-from tests.operator.conftest import NAMESPACE, apiserver, operator, operator_settings, wait_for  # noqa: F401
+from tests.operator.conftest import NAMESPACE, apiserver, node, operator, operator_settings, wait_for  # noqa: F401
 from tests.operator.node import SandboxNode
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -23,14 +24,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 @pytest.fixture
 def store(tmp_path: Path) -> LocalStore:
     return LocalStore(tmp_path / "store")
-
-
-@pytest.fixture
-def node(apiserver: ApiServer, operator: Any, store: LocalStore, tmp_path: Path) -> Iterator[SandboxNode]:  # noqa: F811
-    (tmp_path / "node").mkdir()
-    with SandboxNode(apiserver, NAMESPACE, store, tmp_path / "node") as running:
-        yield running
-    assert not running.errors, running.errors
 
 
 @pytest.fixture
@@ -45,7 +38,7 @@ def test_implements_the_sandbox_protocol(sandbox: KubernetesSandbox) -> None:
 
 def test_run_round_trips_mounts_output_and_exit_code(
     sandbox: KubernetesSandbox,
-    node: SandboxNode,
+    node: SandboxNode,  # noqa: F811
     apiserver: ApiServer,  # noqa: F811
     store: LocalStore,
     tmp_path: Path,
@@ -72,12 +65,14 @@ def test_run_round_trips_mounts_output_and_exit_code(
     # The read-only mount was uploaded once, content-addressed, and the run left nothing behind.
     assert any(key.startswith("sandbox/inputs/") for key in store.list())
     assert not list(store.list("sandbox/runs/"))
-    # Deleting the run lets the operator's finalizer remove its pod before the resource goes.
+    # The run is deleted, and its pod with it (an API server's garbage collector would too).
     wait_for(lambda: not apiserver.objects("skillgym.io/v1alpha1/sandboxruns", NAMESPACE), what="run deleted")
-    assert not apiserver.objects("v1/pods", NAMESPACE)
+    wait_for(lambda: not apiserver.objects("v1/pods", NAMESPACE), what="its pod removed")
 
 
-def test_wall_timeout_kills_the_command(sandbox: KubernetesSandbox, node: SandboxNode, tmp_path: Path) -> None:
+def test_wall_timeout_kills_the_command(
+    sandbox: KubernetesSandbox, node: SandboxNode, tmp_path: Path  # noqa: F811
+) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     result = sandbox.run(
@@ -138,3 +133,58 @@ def test_reserved_mount_targets_fail_before_anything_is_uploaded(
     result = sandbox.run(["true"], mounts=[Mount(tmp_path, "/proc/self")])
     assert result.outcome is Outcome.SANDBOX_ERROR and result.detail["reason"] == "bad_mount"
     assert not list(store.list())
+
+
+def test_a_session_keeps_one_pod_warm_for_all_its_commands(
+    sandbox: KubernetesSandbox,
+    node: SandboxNode,  # noqa: F811
+    apiserver: ApiServer,  # noqa: F811
+    store: LocalStore,
+    tmp_path: Path,
+) -> None:
+    workspace, skills = tmp_path / "ws", tmp_path / "skills"
+    workspace.mkdir()
+    skills.mkdir()
+    (workspace / "input.txt").write_text("3 4\n")
+    (skills / "SKILL.md").write_text("# add\n")
+    session = open_session(sandbox, mounts=[Mount(workspace, "/app", writable=True), Mount(skills, "/skills")],
+                           workdir="/app", env={"GREETING": "hi"}, limits=Limits(wall_s=120), idle_s=60)  # fmt: skip
+    assert isinstance(session, KubernetesSession)
+    first = session.run("read a b < input.txt; echo $((a + b)) > answer.txt; echo $GREETING; cat /skills/SKILL.md",
+                        timeout_s=20)  # fmt: skip
+    assert (first.outcome, first.exit_code, first.stdout) == (Outcome.OK, 0, "hi\n# add\n"), first
+    assert session.run("cat > note.txt", timeout_s=10, stdin=b"kept\n").exit_code == 0
+    second = session.run("cat answer.txt note.txt; echo bad >&2; exit 5", timeout_s=10)
+    assert (second.exit_code, second.stdout, second.stderr) == (5, "7\nkept\n", "bad\n")
+    assert session.run("sleep 30", timeout_s=1).outcome is Outcome.TIMEOUT
+    assert session.run("echo after", timeout_s=10).stdout == "after\n"
+    assert not (workspace / "answer.txt").exists()  # the files live in the pod until the session closes
+    pods = apiserver.objects("v1/pods", NAMESPACE)
+    assert len(pods) == 1  # one pod served every command
+    containers = {c["name"]: c for c in next(iter(pods.values()))["spec"]["containers"]}
+    assert containers["relay"]["envFrom"] and "envFrom" not in containers["run"]  # only the relay holds the keys
+    session.close()
+    assert (workspace / "answer.txt").read_text() == "7\n" and (workspace / "note.txt").read_text() == "kept\n"
+    assert not list(store.list("sandbox/runs/"))
+    wait_for(lambda: not apiserver.objects("skillgym.io/v1alpha1/sandboxruns", NAMESPACE), what="run deleted")
+
+
+def test_a_session_resumes_from_its_record_and_can_be_discarded(
+    sandbox: KubernetesSandbox,
+    node: SandboxNode,  # noqa: F811
+    apiserver: ApiServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    mounts = [Mount(workspace, "/app", writable=True)]
+    session = open_session(sandbox, mounts=mounts, workdir="/app", env=None, limits=Limits(wall_s=120), idle_s=60)
+    assert session.run("echo one > n", timeout_s=20).exit_code == 0
+    again = resume_session(sandbox, session.record(), mounts=mounts, workdir="/app", env=None,
+                           limits=Limits(wall_s=120))  # fmt: skip
+    assert again.run("cat n; echo two >> n", timeout_s=10).stdout == "one\n"
+    again.close(keep_files=False)
+    assert not (workspace / "n").exists()
+    wait_for(lambda: not apiserver.objects("skillgym.io/v1alpha1/sandboxruns", NAMESPACE), what="run deleted")
+    with pytest.raises(SandboxError, match="session"):
+        resume_session(sandbox, session.record(), mounts=mounts, workdir="/app", env=None, limits=Limits(wall_s=9))

@@ -6,13 +6,16 @@ Also: the client's watch outlives an API server restart in the middle of a run."
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import kubernetes
 import pytest
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, SandboxResult
 from skillgym_core.sandbox.kubernetes import KubernetesSandbox
+from skillgym_core.sandbox.session import open_session
 from skillgym_core.store.s3 import S3Store
 
 from tests.operator.cluster import OperatorProcess, apply_operator_rbac, install_crds
@@ -96,3 +99,28 @@ def test_a_run_survives_an_api_server_restart(sandbox: KubernetesSandbox, kube: 
     result: SandboxResult = box["result"]
     assert (result.outcome, result.exit_code, result.stdout) == (Outcome.OK, 0, "ok\n"), result
     assert (workspace / "done").read_text() == "finished\n"
+
+
+def test_a_session_keeps_one_pod_warm_on_the_sandbox_pool(
+    sandbox: KubernetesSandbox, kube: KubeCluster, kube_namespace: str, store: S3Store, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    session = open_session(sandbox, mounts=[Mount(workspace, "/app", writable=True)], workdir="/app", env=None,
+                           limits=Limits(wall_s=120), idle_s=60)  # fmt: skip
+    began = time.monotonic()
+    assert session.run("echo 41 > n", timeout_s=20).exit_code == 0
+    steps = []
+    for _ in range(5):
+        result = session.run("echo $(( $(cat n) + 1 )) > n; cat n", timeout_s=10)
+        assert result.exit_code == 0, result
+        steps.append(result.duration_s)
+    assert session.run("cat n", timeout_s=10).stdout == "46\n"
+    with kube.api_client() as client:
+        pods = kubernetes.client.CoreV1Api(client).list_namespaced_pod(kube_namespace).items
+    assert len(pods) == 1 and pods[0].spec.node_name == "sandbox-node-0"  # one warm pod, on the sandbox pool
+    session.close()
+    assert (workspace / "n").read_text() == "46\n"
+    assert not list(store.list("sandbox/runs/"))
+    print(f"session: first step {steps[0]:.2f} s after {time.monotonic() - began:.1f} s; "
+          f"median step {sorted(steps)[len(steps) // 2]:.3f} s")
