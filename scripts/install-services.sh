@@ -6,6 +6,7 @@
 #   - llama.cpp's OpenAI-compatible server (llama-cpp-python, compiled once into a wheel kept in
 #     .cache/wheels, then installed into .venv from it)
 #   - a Kubernetes control plane with kwok (scripts/install-kubernetes.sh, built from the Go module proxy)
+#   - Podman and the local base images of the container sandbox (scripts/install-containers.sh)
 # Everything goes under .cache/services/ (override: SKILLGYM_SERVICES_DIR). Idempotent: a
 # component that is already installed at the pinned version is skipped.
 #
@@ -169,14 +170,15 @@ install_llama_server() {
 }
 
 install_kubernetes() { bash "$ROOT/scripts/install-kubernetes.sh"; }
+install_containers() { bash "$ROOT/scripts/install-containers.sh"; }
 
-DEFERRED_COMPONENTS=(s3 kubernetes llama-server)
+DEFERRED_COMPONENTS=(containers s3 kubernetes llama-server)
 
 run_deferred() {
     local name status
     for name in "${DEFERRED_COMPONENTS[@]}"; do
         log "$name: building in the background (log: $DEFERRED/$name.log)"
-        if (case "$name" in s3) install_s3 ;; kubernetes) install_kubernetes ;; llama-server) install_llama_server ;; esac) \
+        if (case "$name" in containers) install_containers ;; s3) install_s3 ;; kubernetes) install_kubernetes ;; llama-server) install_llama_server ;; esac) \
             >>"$DEFERRED/$name.log" 2>&1 </dev/null; then
             status=ok
         else
@@ -203,7 +205,7 @@ start_deferred() {
         flock "$DEFERRED/.lock" bash "${BASH_SOURCE[0]}" --run-deferred </dev/null >>"$DEFERRED/job.log" 2>&1 &
     pid=$!
     echo "$pid" >"$DEFERRED/job.pid"
-    log "S3 server, Kubernetes control plane and llama.cpp's server: building in the background (pid $pid, state in $DEFERRED)"
+    log "container engine, S3 server, Kubernetes control plane and llama.cpp's server: building in the background (pid $pid, state in $DEFERRED)"
 }
 
 total=$(date +%s)
@@ -214,6 +216,7 @@ case "${1:-}" in
     install_prometheus
     install_llama_server
     install_kubernetes
+    install_containers
     log "all test services installed in $DEST ($(elapsed "$total"))"
     ;;
 --defer-builds)

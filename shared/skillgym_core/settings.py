@@ -38,15 +38,21 @@ class CommonSettings(BaseSettings):
     s3_secure: bool = False
     s3_region: str = "us-east-1"
 
-    sandbox: Literal["local", "kubernetes"] = "local"
+    sandbox: Literal["local", "kubernetes", "container"] = "local"
     sandbox_uid: int = Field(
-        2_000_000, ge=1, description="unprivileged host uid the local sandbox runs code as (when started by root)"
+        2_000_000, ge=1, description="unprivileged host uid sandboxed code runs as (local: when started by root; "
+                                     "container: the container user)"
+    )
+    container_engine_url: str | None = Field(
+        None, description="Docker Engine API of the container sandbox (Podman's or Docker's socket; default: the "
+                          "first of /run/podman/podman.sock, /var/run/docker.sock)"
     )
     sandbox_allow_unsafe: bool = Field(
         False, description="run the local sandbox even where a mandatory protection is missing (never in production)"
     )
 
-    env_build: bool = Field(True, description="build declared task environments (local sandbox only)")
+    env_build: bool = Field(True, description="build declared task environments (local: a cached venv; container: "
+                                              "the task's Dockerfile)")
     env_cache: Path = Field(Path("out/env-cache"), description="cache of built task environments")
     env_index_url: str | None = Field(None, description="package index for environment builds")
     env_find_links: list[str] = Field(default_factory=list, description="extra wheel directories/URLs")

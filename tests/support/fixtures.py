@@ -18,6 +18,7 @@ import pytest
 from skillgym_core.envbuild import LocalVenvProvider
 
 from tests.support.kube_cluster import KubeCluster, kube_cluster
+from tests.support.podman import PodmanService, start_podman
 from tests.support.services import (
     KafkaServer,
     PrometheusServer,
@@ -32,7 +33,8 @@ from tests.support.services import (
 os.environ.setdefault("SKILLGYM_OPERATOR_HOUSEKEEPING_INTERVAL_S", "0.5")
 os.environ.setdefault("SKILLGYM_OPERATOR_TRAINING_PROGRESS_INTERVAL_S", "0.5")
 
-__all__ = ["PrometheusFactory", "env_provider", "fresh_group", "kafka", "kube", "kube_namespace", "prometheus_factory", "s3"]
+__all__ = ["PrometheusFactory", "env_provider", "fresh_group", "kafka", "kube", "kube_namespace", "podman", "prometheus_factory",
+           "s3"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -68,6 +70,13 @@ def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaServer]:
     """One single-node KRaft Kafka for the whole session; use ``kafka.bootstrap``."""
     with start_kafka(tmp_path_factory.mktemp("kafka")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def podman(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PodmanService]:
+    """Podman's Docker Engine API for the whole session; use ``podman.url``."""
+    with start_podman(tmp_path_factory.mktemp("podman")) as service:
+        yield service
 
 
 @pytest.fixture(scope="session")

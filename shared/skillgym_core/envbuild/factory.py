@@ -9,9 +9,15 @@ from skillgym_core.settings import CommonSettings
 
 
 def environment_provider(settings: CommonSettings, sandbox_name: str) -> EnvironmentProvider | None:
-    """The cached-venv builder, for the local sandbox (other backends mount no host paths)."""
-    if not settings.env_build or sandbox_name != "local":
+    """The cached-venv builder for the local sandbox, the Dockerfile builder for the container
+    sandbox; none for Kubernetes (the operator builds images there)."""
+    if not settings.env_build or sandbox_name not in ("local", "container"):
         return None
+    if sandbox_name == "container":
+        from skillgym_core.envbuild.image import ImageProvider
+        from skillgym_core.sandbox.container.engine import connect
+
+        return ImageProvider(connect(settings.container_engine_url))
     source = PipSource(
         index_url=settings.env_index_url,
         find_links=tuple(settings.env_find_links),

@@ -39,6 +39,16 @@ class Mount:
     writable: bool = False
 
 
+@dataclass(frozen=True)
+class ImageRoot(Mount):
+    """The run's root filesystem is ``image`` (a container image): only backends that run
+    containers accept it; the others refuse the run with a typed error."""
+
+    host: Path = Path("/")
+    target: str = "/"
+    image: str = ""
+
+
 @dataclass
 class SandboxResult:
     outcome: Outcome

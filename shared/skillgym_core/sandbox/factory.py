@@ -15,6 +15,10 @@ def make_sandbox(settings: CommonSettings) -> Sandbox:
         sandbox = LocalSandbox(uid=settings.sandbox_uid, allow_unsafe=settings.sandbox_allow_unsafe)
         sandbox.require_protections()
         return sandbox
+    if settings.sandbox == "container":
+        from skillgym_core.sandbox.container.backend import ContainerSandbox
+
+        return ContainerSandbox(engine_url=settings.container_engine_url, uid=settings.sandbox_uid)
     from skillgym_core.sandbox.kubernetes import KubernetesSandbox
 
     return KubernetesSandbox.from_environment()

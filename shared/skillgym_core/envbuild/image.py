@@ -1,0 +1,60 @@
+"""Task environments as container images: the task's ``environment/Dockerfile`` built on the
+container engine (build-time network on; runs stay offline), cached by content (see
+:mod:`skillgym_core.sandbox.container.images`). A task without a Dockerfile runs on the
+container sandbox's default base image."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillgym_core.contracts.task import TaskDir
+from skillgym_core.envbuild.provider import PreparedEnvironment
+from skillgym_core.sandbox.base import ImageRoot, Mount
+from skillgym_core.sandbox.container.images import ImageBuilder
+
+log = logging.getLogger(__name__)
+# Variables the runner sets for the local sandbox's host slice; in a container the image's own win.
+HOST_ONLY_VARIABLES = frozenset({"PATH", "VIRTUAL_ENV", "BASH_ENV"})
+
+
+@dataclass(frozen=True)
+class ImageEnvironment(PreparedEnvironment):
+    """A built image: every run of the task starts a fresh container of it."""
+
+    image: str = ""
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def mounts(self) -> list[Mount]:
+        return [ImageRoot(image=self.image)]
+
+    def run_env(self, base: Mapping[str, str] | None) -> dict[str, str]:
+        return {k: v for k, v in (base or {}).items() if k not in HOST_ONLY_VARIABLES}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "image": self.image, "warnings": list(self.warnings)}
+
+
+class ImageProvider:
+    """Builds each task's Dockerfile into an image on the container engine."""
+
+    name = "image"
+
+    def __init__(self, client: Any, *, default_timeout_s: float = 600.0) -> None:
+        self.builder = ImageBuilder(client)
+        self.default_timeout_s = default_timeout_s
+
+    def prepare(self, task: TaskDir, *, timeout_s: float | None = None) -> ImageEnvironment | None:
+        context = task.root / "environment"
+        if not (context / "Dockerfile").is_file():
+            return None
+        built = self.builder.ensure(Path(context), timeout_s=timeout_s or self.default_timeout_s)
+        for warning in () if built.cache_hit else built.warnings:
+            log.warning("%s: %s", task.root.name, warning)
+        return ImageEnvironment(
+            key=built.tag, host_path=Path(context), target="/", cache_hit=built.cache_hit,
+            build_seconds=built.build_seconds, image=built.tag, warnings=tuple(built.warnings),
+        )  # fmt: skip

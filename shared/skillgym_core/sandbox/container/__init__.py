@@ -1,0 +1,1 @@
+"""The container sandbox backend: images built from task Dockerfiles, runs in fresh containers."""
