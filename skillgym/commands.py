@@ -41,6 +41,28 @@ def validation_line(task: Path, record: dict[str, Any]) -> str:
     return " ".join(part for part in (f"{name}:", verdict, record.get("label") or "", reasons) if part)
 
 
+def _cmd_import_harbor(args: argparse.Namespace) -> int:
+    from skillgym_core.store.local import LocalStore
+    from skillgym_validator.harbor_import import import_tasks
+    from skillgym_validator.settings import ValidatorSettings
+    from skillgym_validator.validation import summarize
+
+    store_root = args.out / "store" if (args.out / "store").is_dir() or not args.out.exists() else args.out
+    store_root.mkdir(parents=True, exist_ok=True)
+    records = import_tasks(args.sources, LocalStore(store_root), settings=ValidatorSettings(),
+                           validate=not args.no_validate)
+    for record in records:
+        if args.json:
+            print(json.dumps(record, default=str), flush=True)
+        else:
+            stored = "stored" if record.get("imported") else "NOT stored"
+            console.print(f"{stored} {validation_line(Path(record['path']), record)}", markup=False, highlight=False,
+                          soft_wrap=True)
+    console.print_json(json.dumps({**summarize(records), "imported": sum(bool(r.get("imported")) for r in records),
+                                   "store": str(store_root)}, default=str))
+    return 0 if records and all(record.get("imported") for record in records) else 1
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from skillgym_sampler.report import build_report
 
@@ -130,6 +152,17 @@ def register(sub: Any) -> None:
         help="stdout is JSON Lines, one record per task and nothing else; the summary goes to stderr",
     )
     validate.set_defaults(func=_cmd_validate)
+
+    harbor = sub.add_parser(
+        "import-harbor",
+        help="publish Harbor-format tasks (task folders or a dataset checkout) into a store, validated on the "
+             "configured sandbox (SKILLGYM_SANDBOX=container builds their Dockerfiles)",
+    )
+    harbor.add_argument("sources", nargs="+", type=Path, help="task folders, or folders holding them")
+    harbor.add_argument("--out", type=Path, required=True, help="a run directory (its store/) or a store root")
+    harbor.add_argument("--no-validate", action="store_true", help="store the tasks unvalidated")
+    harbor.add_argument("--json", action="store_true", help="stdout is JSON Lines, one record per task")
+    harbor.set_defaults(func=_cmd_import_harbor)
 
     report = sub.add_parser("report", help="dataset statistics (JSON + HTML with plots) of a run")
     report.add_argument("run_dir", type=Path, help="a run directory (holding store/) or a store root")

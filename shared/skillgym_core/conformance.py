@@ -8,9 +8,12 @@ Harbor: ``task.toml`` (``[task] name = "org/name"``, ``[metadata]``, ``[verifier
 ``solution/`` reach the container only after the agent (or only for the oracle), so nothing in
 the instruction or the environment may depend on or copy them.
 
-SkillGym adds: a reference solution is required, skills live in ``environment/skills/<name>/``
-with a ``SKILL.md``, the initial workspace is ``environment/workspace/`` copied to the workdir,
-no network, and protected inputs carry the sha256 of the workspace file they name."""
+SkillGym adds, for the tasks it writes: a reference solution is required, skills live in
+``environment/skills/<name>/`` with a ``SKILL.md``, the initial workspace is
+``environment/workspace/`` copied to the workdir, no network (``allow_internet = false`` or
+``network_mode = "no-network"``), and protected inputs carry the sha256 of the workspace file they
+name. A task written for Harbor alone (no SkillGym metadata) is held to Harbor's rules: its
+tables and solution are optional and it may use the network."""
 
 from __future__ import annotations
 
@@ -57,8 +60,11 @@ def check_task(root: Path) -> list[ConformanceIssue]:
     issues: list[ConformanceIssue] = []
     issues += _check_layout(task)
     raw, config = _load_config(task, issues)
+    harbor = config is not None and config.is_harbor
+    if harbor:
+        issues = [i for i in issues if i.path != "solution/solve.sh"]  # Harbor tasks may come without one
     if raw is not None:
-        issues += _check_raw_toml(raw)
+        issues += _check_raw_toml(raw, config, harbor=harbor)
     issues += _check_tests(task)
     issues += _check_separation(task)
     if config is not None:
@@ -118,24 +124,29 @@ def _positive(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
 
 
-def _check_raw_toml(raw: dict[str, Any]) -> list[ConformanceIssue]:
+def _check_raw_toml(raw: dict[str, Any], config: TaskConfig | None, *, harbor: bool = False) -> list[ConformanceIssue]:
+    """SkillGym's tasks spell every table out; Harbor's own may leave any to its defaults, but
+    what they do write must hold."""
     issues = []
-    if not isinstance(raw.get("schema_version", raw.get("version")), str):
+    if not harbor and not isinstance(raw.get("schema_version", raw.get("version")), str):
         issues.append(_issue("schema_version", "task.toml needs a string schema_version", ENVIRONMENT_ERROR))
     task = raw.get("task")
-    if not isinstance(task, dict) or not _TASK_NAME.match(str(task.get("name", ""))):
+    if (task is not None or not harbor) and (not isinstance(task, dict) or not _TASK_NAME.match(str(task.get("name", "")))):
         issues.append(_issue("task_name", '[task] name must look like "org/name"', ENVIRONMENT_ERROR))
-    if not isinstance(raw.get("metadata"), dict):
+    if not harbor and not isinstance(raw.get("metadata"), dict):
         issues.append(_issue("metadata", "[metadata] table is missing", ENVIRONMENT_ERROR))
     for table, kind in (("verifier", CHECKER_ERROR), ("agent", ENVIRONMENT_ERROR)):
         section = raw.get(table)
+        if harbor and (not isinstance(section, dict) or "timeout_sec" not in section):
+            continue
         if not isinstance(section, dict) or not _positive(section.get("timeout_sec")):
             issues.append(_issue("timeout", f"[{table}] timeout_sec must be a positive number", kind))
     env = raw.get("environment")
     if not isinstance(env, dict):
-        issues.append(_issue("environment_table", "[environment] table is missing", ENVIRONMENT_ERROR))
+        if not harbor:
+            issues.append(_issue("environment_table", "[environment] table is missing", ENVIRONMENT_ERROR))
         return issues
-    if not _positive(env.get("build_timeout_sec")):
+    if (not harbor or "build_timeout_sec" in env) and not _positive(env.get("build_timeout_sec")):
         issues.append(_issue("timeout", "[environment] build_timeout_sec must be positive", ENVIRONMENT_ERROR))
     for key in ("cpus", "memory_mb", "storage_mb", "gpus"):
         value = env.get(key)
@@ -143,8 +154,9 @@ def _check_raw_toml(raw: dict[str, Any]) -> list[ConformanceIssue]:
             issues.append(_issue("resources", f"[environment] {key} must be a non-negative integer", ENVIRONMENT_ERROR))
     if env.get("gpus"):
         issues.append(_issue("gpu", "tasks must run without a GPU", ENVIRONMENT_ERROR))
-    if env.get("allow_internet", True) is not False:
-        issues.append(_issue("network", "[environment] allow_internet must be false", ENVIRONMENT_ERROR))
+    if not harbor and (config is None or not config.environment.offline):
+        issues.append(_issue("network", '[environment] must be offline: allow_internet = false or network_mode = '
+                                        '"no-network"', ENVIRONMENT_ERROR))
     return issues
 
 

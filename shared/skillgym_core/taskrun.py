@@ -209,11 +209,35 @@ class TaskRunner:
         (writes past it fail inside the run with ``ENOSPC``). Discard it with the janitor."""
         workspace = Path(tempfile.mkdtemp(prefix="ws-", dir=parent))
         self._volume(workspace, self.storage_mb(task))
+        budget = self.storage_mb(task) * 1024 * 1024
         if task.workspace.is_dir():
-            self._copy(task.workspace, workspace, max_bytes=self.storage_mb(task) * 1024 * 1024)
+            self._copy(task.workspace, workspace, max_bytes=budget)
+            return workspace
+        image_files = self._image_workdir(task, parent)
+        if image_files is not None:
+            try:
+                self._copy(image_files, workspace, max_bytes=budget)
+            finally:
+                discard_tree(image_files)
         elif (owner := self._owner()) is not None:
             os.chown(workspace, *owner)
         return workspace
+
+    def _image_workdir(self, task: TaskDir, parent: Path) -> Path | None:
+        """A task with no ``environment/workspace/`` whose image holds its workdir (a Harbor task
+        that copies its inputs in the Dockerfile): those files, unpacked as data; else None.
+        An environment that does not build gives None here; its runs report the failure."""
+        try:
+            prepared = self.prepare_environment(task)
+        except EnvironmentBuildError:
+            return None
+        if prepared is None:
+            return None
+        staging = Path(tempfile.mkdtemp(prefix="image-ws-", dir=parent))
+        if prepared.export_workdir(self.config(task).environment.workdir, staging):
+            return staging
+        discard_tree(staging)
+        return None
 
     def prepare_environment(self, task: TaskDir) -> PreparedEnvironment | None:
         """The task's environment (None without a provider or requirements); raises

@@ -37,7 +37,7 @@ def _edit_toml(root: Path, change) -> None:  # type: ignore[no-untyped-def]
         (lambda d: d["verifier"].update(timeout_sec=0), "timeout"),
         (lambda d: d["environment"].update(allow_internet=True), "network"),
         (lambda d: d["environment"].update(gpus=1), "gpu"),
-        (lambda d: d.pop("metadata"), "config_contract"),
+        (lambda d: d["metadata"].pop("task_id"), "config_contract"),
         (lambda d: d["environment"].update(workdir="/srv"), "dockerfile_workdir"),
         (lambda d: d["environment"].pop("skills_dir"), "skills_dir"),
     ],

@@ -94,10 +94,14 @@ def test_invalid_layout_is_reported(runner: TaskRunner, tmp_path: Path) -> None:
     (task.root / "environment" / "Dockerfile").unlink()
     report = ValidityGate(runner).check(task, tmp_path)
     assert not report.valid and report.runs == []
-    assert set(report.reasons) == {
-        "invalid_layout: missing environment/Dockerfile",
-        "invalid_layout: missing solution/solve.sh",
-    }
+    assert report.reasons == ["invalid_layout: missing environment/Dockerfile"]
+
+
+def test_a_task_without_a_reference_solution_is_left_unvalidated(runner: TaskRunner, tmp_path: Path) -> None:
+    task = make_task(tmp_path / "task")
+    (task.root / "solution" / "solve.sh").unlink()
+    report = ValidityGate(runner).check(task, tmp_path)
+    assert not report.valid and report.runs == [] and report.reasons == ["no_solution"]
 
 
 def test_validate_task_dirs_batch_goes_on_after_bad_input(tmp_path: Path) -> None:

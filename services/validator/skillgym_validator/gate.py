@@ -24,6 +24,7 @@ from skillgym_core.taskrun import TaskRunner, VerifierOutcome
 NOP_ACCEPTABLE_FAILURES = {"verifier_rejected", "reward_file_missing"}
 MAX_ERROR_MESSAGE_CHARS = 2000
 VALIDATOR_CRASH = "validator_crash"
+NO_SOLUTION = "no_solution"
 
 
 def _message(exc: BaseException) -> str:
@@ -171,12 +172,14 @@ class ValidityGate:
         runs so far and the error; only a TransientError or a model's malformed answer propagates, for the caller to retry."""
         started = time.monotonic()
         problems = task.check_layout()
-        if not (task.solution / "solve.sh").is_file():
-            problems.append("missing solution/solve.sh")
         if problems:
             report = GateReport(False, [f"invalid_layout: {p}" for p in problems])
             GATE_OUTCOMES.labels("layout", "fail", "invalid_layout").inc()
             return report
+        if not (task.solution / "solve.sh").is_file():
+            # a task that ships no reference (as Harbor tasks may) can be sampled, never proven
+            GATE_OUTCOMES.labels("layout", "fail", NO_SOLUTION).inc()
+            return GateReport(False, [NO_SOLUTION])
         runs: list[GateRun] = []
         try:
             tmp = Path(tempfile.mkdtemp(prefix="gate-", dir=scratch))

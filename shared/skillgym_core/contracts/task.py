@@ -1,5 +1,10 @@
 """The task package: a Harbor task directory with SkillGym metadata under ``[metadata]``.
 
+A task written for Harbor alone (no SkillGym keys in ``[metadata]``, maybe no ``[task]``) is read
+as it is: its SkillGym metadata is derived from its name (``template = "harbor"``, label
+``harbor``), Harbor's own ``[metadata]`` keys are kept, and its network policy is Harbor's
+(``network_mode`` wins over the older ``allow_internet``, whose default is true).
+
 Layout (Harbor): ``task.toml``, ``instruction.md``, ``environment/`` (Dockerfile, the initial
 workspace under ``environment/workspace/``, skills under ``environment/skills/<name>/``),
 ``tests/test.sh`` (writes ``/logs/verifier/reward.txt`` or ``reward.json``) and
@@ -7,12 +12,13 @@ workspace under ``environment/workspace/``, skills under ``environment/skills/<n
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 
 from skillgym_core.errors import TaskFormatError
 
@@ -26,6 +32,9 @@ REWARD_TXT = "/logs/verifier/reward.txt"
 REWARD_JSON = "/logs/verifier/reward.json"
 
 Profile = Literal["procedural", "abductive", "constraint", "partial-order"]
+NetworkMode = Literal["public", "no-network", "allowlist"]
+HARBOR_TEMPLATE = "harbor"
+_SKILLGYM_KEYS = ("task_id", "skill_id", "skill_name", "template")
 
 
 class TaskSection(BaseModel):
@@ -36,8 +45,12 @@ class TaskSection(BaseModel):
 
 
 class TimeoutSection(BaseModel):
+    """``[agent]`` and ``[verifier]``: Harbor's ``user`` and per-phase ``network_mode`` are read."""
+
     model_config = ConfigDict(extra="allow")
     timeout_sec: float = 600.0
+    user: str | int | None = None
+    network_mode: NetworkMode | None = None
 
 
 class EnvironmentSection(BaseModel):
@@ -47,9 +60,22 @@ class EnvironmentSection(BaseModel):
     memory_mb: int | None = 2048
     storage_mb: int | None = 10240
     gpus: int | None = 0
-    allow_internet: bool = False
+    allow_internet: bool = False  # SkillGym's tasks; a Harbor task that says nothing gets Harbor's default (true)
+    network_mode: NetworkMode | None = None
+    allowed_hosts: list[str] | None = None
     workdir: str = AGENT_WORKDIR
     skills_dir: str | None = None
+
+    @property
+    def network(self) -> NetworkMode:
+        """Harbor's resolution: ``network_mode`` when given, else ``allow_internet``."""
+        if self.network_mode is not None:
+            return self.network_mode
+        return "public" if self.allow_internet else "no-network"
+
+    @property
+    def offline(self) -> bool:
+        return self.network == "no-network"
 
 
 class ProtectedInput(BaseModel):
@@ -91,13 +117,49 @@ class TaskConfig(BaseModel):
     agent: TimeoutSection = Field(default_factory=lambda: TimeoutSection(timeout_sec=600))
     environment: EnvironmentSection = Field(default_factory=EnvironmentSection)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _harbor_task(cls, data: Any, info: ValidationInfo) -> Any:
+        """Harbor's own tasks: ``version`` renamed, a missing ``[task]`` named after the folder,
+        SkillGym metadata derived from the name when the task carries none."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if "version" in data:
+            data.setdefault("schema_version", data.pop("version"))
+        folder = str((info.context or {}).get("folder") or "task")
+        task = data.get("task")
+        if task is None:
+            data["task"] = task = {"name": f"local/{_slug(folder)}"}
+        metadata = data.get("metadata")
+        if metadata is None or (isinstance(metadata, dict) and not any(k in metadata for k in _SKILLGYM_KEYS)):
+            name = str(task.get("name", folder)) if isinstance(task, dict) else folder
+            harbor = dict(metadata or {})
+            labels = harbor.pop("labels", None)
+            data["metadata"] = {
+                **{k: v for k, v in harbor.items() if k not in SkillGymMetadata.model_fields
+                   or (k in ("difficulty", "category") and isinstance(v, str))},
+                "harbor_metadata": harbor, "task_id": f"harbor-{_slug(name)}", "skill_id": "none",
+                "skill_name": "", "template": HARBOR_TEMPLATE,
+                "labels": [HARBOR_TEMPLATE, *(labels if isinstance(labels, list) else [])],
+            }
+            environment = data.get("environment")
+            if environment is None or isinstance(environment, dict):
+                data["environment"] = {"allow_internet": True, **(environment or {})}
+        return data
+
+    @property
+    def is_harbor(self) -> bool:
+        """A task written for Harbor, without SkillGym's metadata of its own."""
+        return self.metadata.template == HARBOR_TEMPLATE
+
     def to_toml(self) -> str:
         return tomli_w.dumps(self.model_dump(mode="json", exclude_none=True))
 
     @classmethod
-    def from_toml(cls, text: str, *, origin: str = "task.toml") -> TaskConfig:
+    def from_toml(cls, text: str, *, origin: str = "task.toml", folder: str | None = None) -> TaskConfig:
         try:
-            return cls.model_validate(tomllib.loads(text))
+            return cls.model_validate(tomllib.loads(text), context={"folder": folder})
         except tomllib.TOMLDecodeError as exc:
             raise TaskFormatError(f"{origin}: invalid TOML: {exc}", path=origin) from exc
         except ValidationError as exc:
@@ -106,6 +168,10 @@ class TaskConfig(BaseModel):
                 path=origin,
                 errors=exc.errors(include_url=False, include_context=False),
             ) from exc
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "task"
 
 
 class TaskDir:
@@ -135,7 +201,7 @@ class TaskDir:
         return self.root / SKILLS_DIR
 
     def config(self) -> TaskConfig:
-        return TaskConfig.from_toml(self.config_path.read_text(), origin=str(self.config_path))
+        return TaskConfig.from_toml(self.config_path.read_text(), origin=str(self.config_path), folder=self.root.name)
 
     def instruction(self) -> str:
         return (self.root / "instruction.md").read_text()

@@ -6,7 +6,7 @@ container sandbox's default base image."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,9 +27,14 @@ class ImageEnvironment(PreparedEnvironment):
 
     image: str = ""
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    network: bool = False
+    exporter: Callable[[str, str, Path], bool] | None = field(default=None, compare=False, repr=False)
 
     def mounts(self) -> list[Mount]:
-        return [ImageRoot(image=self.image)]
+        return [ImageRoot(image=self.image, network=self.network)]
+
+    def export_workdir(self, path: str, dest: Path) -> bool:
+        return self.exporter is not None and self.exporter(self.image, path, dest)
 
     def run_env(self, base: Mapping[str, str] | None) -> dict[str, str]:
         return {k: v for k, v in (base or {}).items() if k not in HOST_ONLY_VARIABLES}
@@ -57,4 +62,5 @@ class ImageProvider:
         return ImageEnvironment(
             key=built.tag, host_path=Path(context), target="/", cache_hit=built.cache_hit,
             build_seconds=built.build_seconds, image=built.tag, warnings=tuple(built.warnings),
+            network=not task.config().environment.offline, exporter=self.builder.export,
         )  # fmt: skip

@@ -41,6 +41,11 @@ class PreparedEnvironment:
     def mounts(self) -> list[Mount]:
         return [Mount(self.host_path, self.target)]
 
+    def export_workdir(self, path: str, dest: Path) -> bool:
+        """Write what the environment itself holds at ``path`` (an image's files) into ``dest``;
+        False when it holds nothing there (a virtual environment never does)."""
+        return False
+
     def run_env(self, base: Mapping[str, str] | None) -> dict[str, str]:
         """``base`` with the environment's ``bin`` first on PATH (before the caller's PATH, if any),
         also for login shells, whose profile resets PATH (through ``BASH_ENV``)."""

@@ -33,8 +33,10 @@ from pathlib import Path
 from typing import TextIO
 
 from skillgym_core.contracts.task import TaskDir
+from skillgym_core.envbuild.dockerparse import parse_dockerfile, pip_installs
 from skillgym_core.envbuild.provider import ENV_MOUNT, EnvironmentBuildError, PreparedEnvironment
 from skillgym_core.envbuild.requirements import Requirements, declared_requirements
+from skillgym_core.errors import TaskFormatError
 from skillgym_core.sandbox.bwrap import sandbox_env
 
 MANIFEST = "skillgym-environment.json"
@@ -95,6 +97,27 @@ def relocate(venv: Path, target: str) -> None:
             path.chmod(mode)
 
 
+def host_unsupported_instructions(task: TaskDir) -> list[str]:
+    """What a Harbor task's Dockerfile does beyond what the local runtime reproduces (its base,
+    the workdir, requirements installed with pip): system packages, files copied into the image,
+    variables, users. SkillGym's own tasks are written to need nothing more, so are never refused."""
+    dockerfile = task.root / "environment" / "Dockerfile"
+    try:
+        if not dockerfile.is_file() or not task.config().is_harbor:
+            return []
+    except TaskFormatError:
+        return []
+    unsupported = []
+    for instruction in parse_dockerfile(dockerfile.read_text(errors="replace")):
+        if instruction.keyword in ("FROM", "WORKDIR", "ARG", "LABEL", "CMD", "ENTRYPOINT", "EXPOSE"):
+            continue
+        if instruction.keyword == "RUN" and all(files for files, _ in pip_installs(instruction.args)) \
+                and pip_installs(instruction.args):
+            continue  # pip install -r requirements.txt: what the local builder installs too
+        unsupported.append(f"line {instruction.line}: {instruction.keyword} {instruction.args[:60]}")
+    return unsupported
+
+
 class LocalVenvProvider:
     """:class:`~skillgym_core.envbuild.provider.EnvironmentProvider` backed by a venv cache."""
 
@@ -120,6 +143,12 @@ class LocalVenvProvider:
         return self.cache_dir / "envs" / key
 
     def prepare(self, task: TaskDir, *, timeout_s: float | None = None) -> PreparedEnvironment | None:
+        unsupported = host_unsupported_instructions(task)
+        if unsupported:
+            raise EnvironmentBuildError(
+                "this task's Dockerfile does what a virtual environment on the host cannot (" + "; ".join(unsupported)
+                + "); run it on the container sandbox (SKILLGYM_SANDBOX=container)",
+                reason="needs_container", instructions=unsupported)
         requirements = declared_requirements(task)
         return None if requirements is None else self.ensure(requirements, timeout_s=timeout_s)
 

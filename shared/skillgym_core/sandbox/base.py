@@ -42,11 +42,13 @@ class Mount:
 @dataclass(frozen=True)
 class ImageRoot(Mount):
     """The run's root filesystem is ``image`` (a container image): only backends that run
-    containers accept it; the others refuse the run with a typed error."""
+    containers accept it; the others refuse the run with a typed error. ``network``: the task
+    allows the network (Harbor's ``public`` or ``allowlist``); runs are offline otherwise."""
 
     host: Path = Path("/")
     target: str = "/"
     image: str = ""
+    network: bool = False
 
 
 @dataclass

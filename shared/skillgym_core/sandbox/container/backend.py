@@ -2,7 +2,8 @@
 on a container engine (Docker, or Podman serving the Docker Engine API).
 
 Each container runs as the sandbox's unprivileged uid with no capabilities, ``no-new-privileges``,
-the engine's default seccomp profile, no network, a read-only root filesystem (only the run's
+the engine's default seccomp profile, no network (unless the task's image environment allows it,
+as a Harbor task may), a read-only root filesystem (only the run's
 writable mounts and a private ``/tmp`` can be written), and the run's memory, pid, CPU and file
 size limits. Nothing of the host is visible but the mounts the caller names."""
 
@@ -30,7 +31,8 @@ RUN_LABEL = "io.skillgym.sandbox-run"
 NPROC = 32768
 
 
-def _host_config(api: Any, mounts: Sequence[Mount], limits: Limits, stdin_file: Path | None) -> Any:
+def _host_config(api: Any, mounts: Sequence[Mount], limits: Limits, stdin_file: Path | None,
+                 network: bool = False) -> Any:
     from docker.types import LogConfig, Ulimit
 
     binds = [f"{m.host}:{m.target}:{'rw' if m.writable else 'ro'}" for m in mounts if not isinstance(m, ImageRoot)]
@@ -38,7 +40,7 @@ def _host_config(api: Any, mounts: Sequence[Mount], limits: Limits, stdin_file: 
         binds.append(f"{stdin_file}:{STDIN_TARGET}:ro")
     file_size = limits.file_size_mb * 1024 * 1024
     return api.create_host_config(
-        binds=binds, network_mode="none", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
+        binds=binds, network_mode=None if network else "none", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
         tmpfs={"/tmp": f"rw,nosuid,nodev,size={min(limits.storage_mb or 512, 4096)}m,mode=1777"},
         mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m", pids_limit=limits.pids,
         nano_cpus=int(limits.cpus * 1e9) if limits.cpus else None,
@@ -107,8 +109,9 @@ class ContainerSandbox:
         stdin: bytes | None = None,
     ) -> SandboxResult:
         limits = limits or Limits()
-        roots = [m.image for m in mounts if isinstance(m, ImageRoot)]
-        image = roots[-1] if roots else self.default_image
+        roots = [m for m in mounts if isinstance(m, ImageRoot)]
+        image = roots[-1].image if roots else self.default_image
+        network = bool(roots) and roots[-1].network
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="skillgym-ctr-") as tmp:
             stdin_file = None
@@ -120,7 +123,7 @@ class ContainerSandbox:
                 Path(tmp).chmod(0o755)
                 argv = ["/bin/sh", "-c", f'exec "$@" < {STDIN_TARGET}', "sh", *argv]
             try:
-                result = self._run(image, argv, mounts, workdir, env, limits, stdin_file)
+                result = self._run(image, argv, mounts, workdir, env, limits, stdin_file, network)
             except SandboxError as exc:
                 result = SandboxResult(Outcome.SANDBOX_ERROR, None, "", str(exc), 0.0,
                                        detail={"reason": exc.reason, "image": image})
@@ -130,7 +133,7 @@ class ContainerSandbox:
         return result
 
     def _run(self, image: str, argv: list[str], mounts: Sequence[Mount], workdir: str, env: Mapping[str, str] | None,
-             limits: Limits, stdin_file: Path | None) -> SandboxResult:
+             limits: Limits, stdin_file: Path | None, network: bool) -> SandboxResult:
         from docker.errors import DockerException, ImageNotFound
         from requests.exceptions import ConnectionError as RequestsConnectionError
         from requests.exceptions import ReadTimeout
@@ -139,8 +142,8 @@ class ContainerSandbox:
         try:
             container = api.create_container(
                 image, command=argv, user=f"{self.uid}:{self.uid}", working_dir=workdir,
-                environment=dict(env or {}), network_disabled=True, labels={RUN_LABEL: "1"},
-                host_config=_host_config(api, mounts, limits, stdin_file),
+                environment=dict(env or {}), network_disabled=not network, labels={RUN_LABEL: "1"},
+                host_config=_host_config(api, mounts, limits, stdin_file, network),
             )
         except ImageNotFound as exc:
             raise SandboxError(f"image {image} is not on the container engine", reason="image_missing",
@@ -181,7 +184,7 @@ class ContainerSandbox:
         return SandboxResult(
             outcome=outcome, exit_code=exit_code,
             stdout=stdout.decode(errors="replace"), stderr=stderr.decode(errors="replace"),
-            duration_s=0.0, truncated=truncated, detail={"image": image, "engine": "container"},
+            duration_s=0.0, truncated=truncated, detail={"image": image, "engine": "container", "network": network},
         )  # fmt: skip
 
     def _wait(self, ident: str, timeout_s: float) -> int:

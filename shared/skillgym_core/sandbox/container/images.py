@@ -9,9 +9,11 @@ Debian image), and the build records a warning saying so."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import shutil
+import tarfile
 import tempfile
 import threading
 import time
@@ -33,6 +35,7 @@ NEAREST_BASES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 _FROM = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.I)
 LOG_TAIL_LINES = 40
+MAX_EXPORT_BYTES = 512 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -166,3 +169,37 @@ class ImageBuilder:
         if not self._exists(tag):
             raise EnvironmentBuildError("the build ended without an image", reason="environment_build_failed",
                                         log_tail="\n".join(log[-LOG_TAIL_LINES:]))
+
+    def export(self, image: str, path: str, dest: Path) -> bool:
+        """Unpack the image's files under ``path`` into ``dest`` as plain data (the tar ``data``
+        filter: no absolute names, no links out, no devices); False when the image has no ``path``."""
+        from docker.errors import DockerException, NotFound
+
+        api = self.client.api
+        container = api.create_container(image, command=["true"], network_disabled=True)
+        try:
+            with tempfile.TemporaryFile() as spool:
+                try:
+                    stream, _ = api.get_archive(container["Id"], path)
+                except NotFound:
+                    return False
+                size = 0
+                for chunk in stream:
+                    size += len(chunk)
+                    if size > MAX_EXPORT_BYTES:
+                        raise EnvironmentBuildError(f"{image}:{path} holds more than {MAX_EXPORT_BYTES} bytes",
+                                                    reason="workspace_too_large", image=image)
+                    spool.write(chunk)
+                spool.seek(0)
+                with tarfile.open(fileobj=spool) as archive, tempfile.TemporaryDirectory() as tmp:
+                    archive.extractall(tmp, filter="data")
+                    top = Path(tmp) / Path(path.rstrip("/")).name
+                    if not top.is_dir():
+                        return False
+                    dest.mkdir(parents=True, exist_ok=True)
+                    for item in top.iterdir():
+                        shutil.move(str(item), dest / item.name)
+            return True
+        finally:
+            with contextlib.suppress(DockerException):
+                api.remove_container(container["Id"], force=True)

@@ -1,0 +1,84 @@
+"""Tasks written for Harbor alone are read as they are: SkillGym metadata derived, Harbor's
+network keys and defaults, Harbor's optional tables and solution; and a task SkillGym writes
+still conforms after Harbor re-saves it with ``network_mode`` instead of ``allow_internet``."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+import tomli_w
+from skillgym_core.conformance import check_task
+from skillgym_core.contracts.task import TaskConfig, TaskDir
+
+from tests.reviewer import handmade
+from tests.support.harbor_tasks import harbor_suite
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> dict[str, Path]:
+    return harbor_suite(tmp_path)
+
+
+def test_every_harbor_task_conforms_unchanged(suite: dict[str, Path]) -> None:
+    assert {name: check_task(root) for name, root in suite.items()} == {name: [] for name in suite}
+
+
+def test_skillgym_metadata_is_derived_and_harbor_keys_kept(suite: dict[str, Path]) -> None:
+    hello = TaskDir(suite["hello-world"]).config()
+    assert hello.is_harbor and hello.task.name == "local/hello-world" and hello.schema_version == "1.0"
+    assert hello.metadata.task_id == "harbor-local-hello-world" and hello.metadata.labels == ["harbor"]
+    assert hello.metadata.difficulty == "easy" and hello.metadata.category == "programming"
+    assert (hello.metadata.model_extra or {})["harbor_metadata"]["author_name"] == "Test Author"
+    inventory = TaskDir(suite["apt-inventory"]).config()
+    assert inventory.task.name == "tests/apt-inventory" and inventory.metadata.task_id == "harbor-tests-apt-inventory"
+
+
+@pytest.mark.parametrize(("environment", "network"), [
+    ({}, "public"), ({"allow_internet": False}, "no-network"), ({"allow_internet": True}, "public"),
+    ({"network_mode": "no-network", "allow_internet": True}, "no-network"),
+    ({"network_mode": "allowlist", "allowed_hosts": ["pypi.org"]}, "allowlist"),
+])
+def test_the_network_policy_is_resolved_as_harbor_does(environment: dict[str, object], network: str) -> None:
+    config = TaskConfig.model_validate({"environment": environment}, context={"folder": "t"})
+    assert config.environment.network == network and config.environment.offline is (network == "no-network")
+
+
+def test_an_unknown_network_mode_is_refused(tmp_path: Path) -> None:
+    root = harbor_suite(tmp_path)["apt-inventory"]
+    text = (root / "task.toml").read_text().replace('"no-network"', '"everything"')
+    (root / "task.toml").write_text(text)
+    assert "config_contract" in {issue.code for issue in check_task(root)}
+
+
+def test_a_skillgym_task_re_saved_by_harbor_still_conforms(tmp_path: Path) -> None:
+    root = handmade.write_task(tmp_path / "t").root
+    data = tomllib.loads((root / "task.toml").read_text())
+    del data["environment"]["allow_internet"]
+    data["environment"]["network_mode"] = "no-network"
+    (root / "task.toml").write_text(tomli_w.dumps(data))
+    assert check_task(root) == []
+    data["environment"]["network_mode"] = "public"
+    (root / "task.toml").write_text(tomli_w.dumps(data))
+    assert {issue.code for issue in check_task(root)} == {"network"}  # SkillGym's own tasks stay offline
+
+
+def test_harbor_tasks_keep_their_written_fields_honest(tmp_path: Path) -> None:
+    root = harbor_suite(tmp_path)["hello-world"]
+    (root / "task.toml").write_text((root / "task.toml").read_text().replace("timeout_sec = 120.0", "timeout_sec = 0", 1))
+    assert "timeout" in {issue.code for issue in check_task(root)}
+
+
+def test_the_local_runtime_says_which_harbor_tasks_it_cannot_run(suite: dict[str, Path], tmp_path: Path) -> None:
+    from skillgym_core.envbuild import EnvironmentBuildError, LocalVenvProvider
+    from skillgym_core.envbuild.venv import host_unsupported_instructions
+
+    assert host_unsupported_instructions(TaskDir(suite["hello-world"])) == []  # FROM and WORKDIR only
+    unsupported = host_unsupported_instructions(TaskDir(suite["apt-inventory"]))
+    assert [line.split(": ")[1].split()[0] for line in unsupported] == ["RUN", "COPY", "ENV"]
+    with pytest.raises(EnvironmentBuildError) as caught:
+        LocalVenvProvider(tmp_path / "cache").prepare(TaskDir(suite["apt-inventory"]))
+    assert caught.value.reason == "needs_container" and len(caught.value.details["instructions"]) == 3
+    skillgym_task = handmade.write_task(tmp_path / "own")
+    assert host_unsupported_instructions(skillgym_task) == []  # SkillGym's own Dockerfiles copy their workspace

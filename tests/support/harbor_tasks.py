@@ -1,0 +1,135 @@
+"""Tasks in Harbor's own format, written for the tests as a Harbor user writes them: no SkillGym
+metadata, inputs copied into the image by the Dockerfile, system packages from apt, Harbor's
+network keys, several rewards in ``reward.json``, a task without a solution."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+HELLO_TOML = """version = "1.0"
+
+[metadata]
+author_name = "Test Author"
+difficulty = "easy"
+category = "programming"
+tags = ["trivial"]
+
+[verifier]
+timeout_sec = 120.0
+
+[agent]
+timeout_sec = 120.0
+
+[environment]
+build_timeout_sec = 600.0
+cpus = 1
+memory_mb = 2048
+storage_mb = 10240
+"""
+
+HELLO_TEST = """#!/bin/bash
+if [ "$(cat /app/hello.txt 2>/dev/null)" = "Hello, world!" ]; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi
+"""
+
+INVENTORY_TOML = """schema_version = "1.2"
+
+[task]
+name = "tests/apt-inventory"
+description = "Items below their reorder level"
+keywords = ["jq", "json"]
+
+[metadata]
+difficulty = "medium"
+
+[verifier]
+timeout_sec = 120.0
+
+[agent]
+timeout_sec = 300.0
+
+[environment]
+network_mode = "no-network"
+memory_mb = 1024
+"""
+
+INVENTORY_DOCKERFILE = """FROM python:3.11-slim
+RUN apt-get update && apt-get install -y --no-install-recommends jq && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY inventory.json /app/inventory.json
+ENV REPORT_NAME=low-stock.txt
+"""
+
+INVENTORY = """{"items": [
+  {"name": "bolt", "qty": 3, "reorder": 10},
+  {"name": "washer", "qty": 50, "reorder": 20},
+  {"name": "anchor", "qty": 0, "reorder": 5},
+  {"name": "hinge", "qty": 7, "reorder": 7}
+]}
+"""
+
+INVENTORY_TEST = """#!/bin/bash
+# two rewards: the right names, and in the right order
+report=/app/low-stock.txt
+names=0; order=0
+if [ -f "$report" ]; then
+  if [ "$(sort "$report" | tr '\\n' ' ')" = "anchor bolt " ]; then names=1; fi
+  if [ "$(tr '\\n' ' ' < "$report")" = "anchor bolt " ]; then order=1; fi
+fi
+jq -n --argjson n "$names" --argjson o "$order" '{names: $n, order: $o}' > /logs/verifier/reward.json
+"""
+
+INVENTORY_SOLVE = """#!/bin/bash
+set -euo pipefail
+cd /app
+jq -r '.items[] | select(.qty < .reorder) | .name' inventory.json | sort > "$REPORT_NAME"
+"""
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        if rel.endswith(".sh"):
+            path.chmod(0o755)
+    return root
+
+
+def hello_world(root: Path, *, with_solution: bool = True) -> Path:
+    """Harbor's hello-world shape: ``version``, free-form ``[metadata]``, no ``[task]``, the
+    internet allowed by default, an Ubuntu base the machine does not have."""
+    files = {
+        "task.toml": HELLO_TOML,
+        "instruction.md": 'Create a file called hello.txt with "Hello, world!" as the content.\n',
+        "environment/Dockerfile": "FROM ubuntu:24.04\n\nWORKDIR /app\n",
+        "tests/test.sh": HELLO_TEST,
+    }
+    if with_solution:
+        files["solution/solve.sh"] = "#!/bin/bash\necho \"Hello, world!\" > hello.txt\n"
+    return _write(root, files)
+
+
+def apt_inventory(root: Path) -> Path:
+    """A system package from apt, the input copied into the image, ``ENV``, ``network_mode``,
+    and a ``reward.json`` with two keys."""
+    return _write(root, {
+        "task.toml": INVENTORY_TOML,
+        "instruction.md": "Some items in inventory.json are below their reorder level. Write their names, one per "
+                          "line in alphabetical order, to the file named by $REPORT_NAME in the working directory.\n",
+        "environment/Dockerfile": INVENTORY_DOCKERFILE,
+        "environment/inventory.json": INVENTORY,
+        "tests/test.sh": INVENTORY_TEST,
+        "solution/solve.sh": INVENTORY_SOLVE,
+    })
+
+
+def harbor_suite(root: Path) -> dict[str, Path]:
+    return {
+        "hello-world": hello_world(root / "hello-world"),
+        "apt-inventory": apt_inventory(root / "apt-inventory"),
+        "no-solution": hello_world(root / "no-solution", with_solution=False),
+    }

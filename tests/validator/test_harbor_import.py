@@ -1,0 +1,61 @@
+"""``skillgym import-harbor``: a dataset checkout's tasks published into a store, validated on
+containers or stored unvalidated; a broken folder is refused with its reasons and the batch goes on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from skillgym_core.store.local import LocalStore
+from skillgym_validator.harbor_import import import_tasks, task_folders
+from skillgym_validator.settings import ValidatorSettings
+
+from skillgym.cli import main
+from skillgym.evaluate import validated_tasks
+from tests.support.harbor_tasks import harbor_suite
+from tests.support.podman import PodmanService
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    root = tmp_path / "dataset"
+    harbor_suite(root / "tasks")
+    (root / "tasks" / "broken").mkdir()
+    (root / "tasks" / "broken" / "task.toml").write_text("x = [\n")
+    (root / "tasks" / "hello-world" / "nested").mkdir()  # nothing below a task folder is searched
+    (root / "tasks" / "hello-world" / "nested" / "task.toml").write_text("")
+    return root
+
+
+def test_task_folders_are_found_in_a_checkout_once(dataset: Path) -> None:
+    found = [p.name for p in task_folders([dataset, dataset / "tasks" / "apt-inventory"])]
+    assert found == ["apt-inventory", "broken", "hello-world", "no-solution"]
+
+
+def test_without_validation_tasks_are_stored_unvalidated_and_broken_ones_refused(dataset: Path, tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "store")
+    records = {Path(r["path"]).name: r for r in import_tasks([dataset], store, validate=False)}
+    assert not records["broken"]["imported"] and any(r.startswith("toml_syntax") for r in records["broken"]["reasons"])
+    stored = {k for k in store.list("tasks/")}
+    assert "tasks/harbor-tests-apt-inventory/package.tar.gz" in stored and len(stored) == 6
+    assert records["apt-inventory"]["reasons"] == ["not_validated"] and validated_tasks(store) == []
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.deferred_service
+def test_import_harbor_validates_on_containers(dataset: Path, tmp_path: Path, podman: PodmanService,
+                                               monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SKILLGYM_SANDBOX", "container")
+    monkeypatch.setenv("SKILLGYM_CONTAINER_ENGINE_URL", podman.url)
+    monkeypatch.setenv("SKILLGYM_ENV_CACHE", str(tmp_path / "cache"))
+    code = main(["import-harbor", str(dataset), "--out", str(tmp_path / "run"), "--json"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{\"")]
+    records = {Path(r["path"]).name: r for r in lines if "path" in r}
+    assert code == 1  # the broken folder is not stored
+    assert records["hello-world"]["valid"] and records["apt-inventory"]["valid"]
+    assert records["no-solution"]["imported"] and records["no-solution"]["reasons"] == ["no_solution"]
+    store = LocalStore(tmp_path / "run" / "store")
+    assert sorted(t.task_id for t in validated_tasks(store)) == ["harbor-local-hello-world", "harbor-tests-apt-inventory"]
+    assert ValidatorSettings().sandbox == "container"

@@ -1,0 +1,68 @@
+"""Harbor-format tasks, unchanged, validated on the container sandbox: the Dockerfile (a base the
+machine lacks, apt packages, inputs copied into the image, ``ENV``) is the environment, Harbor's
+network keys decide whether runs are online, several rewards are read from ``reward.json``, and a
+task without a solution is left unvalidated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from skillgym_core.contracts.task import AGENT_WORKDIR, TaskDir
+from skillgym_core.envbuild.image import ImageProvider
+from skillgym_core.sandbox.base import Mount
+from skillgym_core.sandbox.container.backend import ContainerSandbox
+from skillgym_core.taskrun import TaskRunner
+from skillgym_validator.settings import ValidatorSettings
+from skillgym_validator.validation import validate_task_dirs
+
+from tests.support.harbor_tasks import harbor_suite
+from tests.support.podman import PodmanService
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.deferred_service]
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return harbor_suite(tmp_path_factory.mktemp("harbor"))
+
+
+@pytest.fixture(scope="module")
+def runner(podman: PodmanService) -> TaskRunner:
+    sandbox = ContainerSandbox(engine_url=podman.url)
+    return TaskRunner(sandbox, environment=ImageProvider(sandbox.client), judge=None)
+
+
+def test_the_suite_validates_unchanged(suite: dict[str, Path], podman: PodmanService, tmp_path: Path) -> None:
+    settings = ValidatorSettings(sandbox="container", container_engine_url=podman.url, env_cache=tmp_path / "cache")
+    records = {Path(r["path"]).name: r for r in validate_task_dirs(list(suite.values()), settings)}
+    assert records["hello-world"]["valid"], records["hello-world"]
+    assert records["apt-inventory"]["valid"], records["apt-inventory"]
+    assert records["hello-world"]["task_id"] == "harbor-local-hello-world"
+    assert not records["no-solution"]["valid"] and records["no-solution"]["reasons"] == ["no_solution"]
+
+
+def test_inputs_the_dockerfile_copies_reach_the_workspace(suite: dict[str, Path], runner: TaskRunner,
+                                                          tmp_path: Path) -> None:
+    task = TaskDir(suite["apt-inventory"])
+    workspace = runner.fresh_workspace(task, tmp_path)
+    assert '"anchor"' in (workspace / "inventory.json").read_text()
+    assert runner.verify(task, workspace).rewards == {"names": 0.0, "order": 0.0}
+    (workspace / "low-stock.txt").write_text("bolt\nanchor\n")  # the right names, in the wrong order
+    outcome = runner.verify(task, workspace)
+    assert outcome.rewards == {"names": 1.0, "order": 0.0} and outcome.reward == 0.5 and not outcome.passed
+
+
+def _interfaces(runner: TaskRunner, task: TaskDir, workspace: Path) -> list[str]:
+    mounts, env = runner.environment_extras(task)
+    result = runner.sandbox.run(["cat", "/proc/net/dev"], mounts=[Mount(workspace, AGENT_WORKDIR, writable=True),
+                                                                 *mounts], workdir=AGENT_WORKDIR, env=env)
+    return [line.split(":")[0].strip() for line in result.stdout.splitlines()[2:]]
+
+
+def test_runs_are_online_only_where_the_task_allows_it(suite: dict[str, Path], runner: TaskRunner,
+                                                       tmp_path: Path) -> None:
+    offline = TaskDir(suite["apt-inventory"])  # network_mode = "no-network"
+    online = TaskDir(suite["hello-world"])  # Harbor's default: the internet is allowed
+    assert _interfaces(runner, offline, runner.fresh_workspace(offline, tmp_path)) == ["lo"]
+    assert len(_interfaces(runner, online, runner.fresh_workspace(online, tmp_path))) > 1
