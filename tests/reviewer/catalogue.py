@@ -18,6 +18,8 @@ from skillgym_core.contracts.task import (
     TimeoutSection,
 )
 
+from tests.support.task_files import write_files
+
 ITEMS = "name,category,price\napple,fruit,1.25\nleek,vegetable,2.50\npear,fruit,0.75\nalmond,nut,4.00\nkale,vegetable,3.10\n"
 EXPECTED = {"categories": ["fruit", "vegetable", "nut"], "total": 11.6, "count": 5}
 
@@ -141,12 +143,7 @@ def write_task(
     }
     if equivalences is not None:
         files["tests/equivalences.json"] = json.dumps(equivalences)
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        if rel.endswith(".sh"):
-            path.chmod(0o755)
+    write_files(root, files)
     protected = [ProtectedInput(path="items.csv", sha256=hashlib.sha256(ITEMS.encode()).hexdigest())] if protect else []
     task = TaskDir(root)
     task.write_config(TaskConfig(

@@ -17,6 +17,8 @@ from skillgym_core.contracts.task import (
     TimeoutSection,
 )
 
+from tests.support.task_files import write_files
+
 DATA = "item,amount\napples,12.50\npears,3.25\nplums,20.00\nfigs,7.75\nkiwis,15.25\n"
 TOTAL, COUNT = 58.75, 5
 ANSWER = {"count": COUNT, "total": TOTAL}
@@ -84,12 +86,7 @@ def write_task(root: Path, edit: Callable[[dict[str, str]], None] | None = None,
     }
     if edit:
         edit(files)
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        if rel.endswith(".sh"):
-            path.chmod(0o755)
+    write_files(root, files)
     task = TaskDir(root)
     data = files.get("environment/workspace/data.csv", "").encode()
     config = TaskConfig(

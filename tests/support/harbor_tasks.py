@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.task_files import write_files
+
 HELLO_TOML = """version = "1.0"
 
 [metadata]
@@ -89,16 +91,6 @@ jq -r '.items[] | select(.qty < .reorder) | .name' inventory.json | sort > "$REP
 """
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        if rel.endswith(".sh"):
-            path.chmod(0o755)
-    return root
-
-
 def hello_world(root: Path, *, with_solution: bool = True) -> Path:
     """Harbor's hello-world shape: ``version``, free-form ``[metadata]``, no ``[task]``, the
     internet allowed by default, an Ubuntu base the machine does not have."""
@@ -110,13 +102,13 @@ def hello_world(root: Path, *, with_solution: bool = True) -> Path:
     }
     if with_solution:
         files["solution/solve.sh"] = "#!/bin/bash\necho \"Hello, world!\" > hello.txt\n"
-    return _write(root, files)
+    return write_files(root, files)
 
 
 def apt_inventory(root: Path) -> Path:
     """A system package from apt, the input copied into the image, ``ENV``, ``network_mode``,
     and a ``reward.json`` with two keys."""
-    return _write(root, {
+    return write_files(root, {
         "task.toml": INVENTORY_TOML,
         "instruction.md": "Some items in inventory.json are below their reorder level. Write their names, one per "
                           "line in alphabetical order, to the file named by $REPORT_NAME in the working directory.\n",
