@@ -5,7 +5,8 @@ on the same machine (methods interleaved round-robin, medians reported):
   (every protection and limit on), through a plain ``podman run --rm --network none`` of the same
   image with the same mount, and through the local sandbox;
 - per-task validation: the nop run, the reference solution and the verifier of one SkillGym task
-  (the task's Dockerfile is its environment on containers), on containers and on bubblewrap.
+  (the task's Dockerfile is its environment on containers), on containers, on bubblewrap, and as
+  the same three runs by plain ``podman run`` command lines on host copies of the workspace.
 
 Needs root, podman and the base images (``scripts/install-containers.sh``). Starts its own
 ``podman system service`` on a private socket. Run: ``python -m benchmarks.container_bench
@@ -17,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -28,6 +30,7 @@ from typing import Any
 
 from skillgym_core.envbuild import LocalVenvProvider
 from skillgym_core.envbuild.image import ImageProvider
+from skillgym_core.reward import read_verdict
 from skillgym_core.sandbox.base import Limits, Mount
 from skillgym_core.sandbox.container.backend import ContainerSandbox
 from skillgym_core.sandbox.container.images import PYTHON_BASE
@@ -113,8 +116,9 @@ def validation_time(url: str, scratch: Path, runs: int) -> dict[str, Any]:
     runners = {"container_sandbox": TaskRunner(container, environment=ImageProvider(container.client), judge=None),
                "local_bwrap_sandbox": TaskRunner(LocalSandbox(), environment=venvs, judge=None)}
     cold = time.perf_counter()
-    runners["container_sandbox"].prepare_environment(task)
+    prepared = runners["container_sandbox"].prepare_environment(task)
     image_build_s = time.perf_counter() - cold
+    image = prepared.key if prepared is not None else PYTHON_BASE
 
     def validate(runner: TaskRunner) -> bool:
         untouched, workspace = runner.fresh_workspace(task, scratch), runner.fresh_workspace(task, scratch)
@@ -126,7 +130,32 @@ def validation_time(url: str, scratch: Path, runs: int) -> dict[str, Any]:
             discard_tree(untouched)
             discard_tree(workspace)
 
-    samples = _interleaved({name: _checked(name, lambda r=runner: validate(r)) for name, runner in runners.items()}, runs)
+    def plain_podman() -> bool:
+        """The same three runs as plain ``podman run`` command lines, on host copies of the workspace."""
+        base = ["podman", "run", "--rm", "--network", "none", "--user", f"{container.uid}:{container.uid}",
+                "--read-only", "--cap-drop", "ALL", "-w", "/app"]
+        results = []
+        for phase in ("nop", "solve"):
+            work = Path(tempfile.mkdtemp(dir=scratch))
+            shutil.copytree(task.workspace, work / "app")
+            (work / "logs" / "verifier").mkdir(parents=True)
+            for path in (work, work / "app", work / "logs", work / "logs" / "verifier"):
+                os.chown(path, container.uid, container.uid)
+            for path in (work / "app").rglob("*"):
+                os.chown(path, container.uid, container.uid)
+            app = ["-v", f"{work / 'app'}:/app:rw"]
+            if phase == "solve":
+                subprocess.run([*base, *app, "-v", f"{task.solution}:/solution:ro", image, "bash", "/solution/solve.sh"],
+                               env=_engine_env(), capture_output=True, check=True)
+            subprocess.run([*base, *app, "-v", f"{task.tests}:/tests:ro", "-v", f"{work / 'logs'}:/logs:rw", image,
+                            "bash", "/tests/test.sh"], env=_engine_env(), capture_output=True)
+            results.append(read_verdict(work / "logs" / "verifier").reward)
+            shutil.rmtree(work)
+        return results == [0.0, 1.0]
+
+    methods = {name: _checked(name, lambda r=runner: validate(r)) for name, runner in runners.items()}
+    methods["plain_podman_run"] = _checked("plain podman", plain_podman)
+    samples = _interleaved(methods, runs)
     return {"task": family.spec.id, "image_build_cold_s": round(image_build_s, 2),
             "median_s": {name: round(statistics.median(values), 3) for name, values in samples.items()}}
 
@@ -144,6 +173,7 @@ def main() -> None:
         latency = start_latency(sandbox, workspace, args.runs)
         task = validation_time(url, Path(tmp), args.task_runs)
         ratio = latency["container_sandbox"] / latency["plain_podman_run"]
+        medians = task["median_s"]
         result = {
             "benchmark": "container_bench",
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
@@ -151,6 +181,7 @@ def main() -> None:
             "start_latency_median_ms": latency,
             "ratio_container_sandbox_to_plain_podman_run": round(ratio, 3),
             "validation": task,
+            "validation_ratio_to_plain_podman_run": round(medians["container_sandbox"] / medians["plain_podman_run"], 3),
             "targets": {"ratio_to_plain_podman_max": TARGET},
             "meets_targets": {"ratio_to_plain_podman": ratio <= TARGET},
         }
