@@ -156,7 +156,8 @@ def validation_time(url: str, scratch: Path, runs: int) -> dict[str, Any]:
     methods = {name: _checked(name, lambda r=runner: validate(r)) for name, runner in runners.items()}
     methods["plain_podman_run"] = _checked("plain podman", plain_podman)
     samples = _interleaved(methods, runs)
-    return {"task": family.spec.id, "image_build_cold_s": round(image_build_s, 2),
+    return {"task": family.spec.id, "image_prepare_s": round(image_build_s, 2),
+            "image_cache_hit": bool(prepared is not None and prepared.cache_hit),
             "median_s": {name: round(statistics.median(values), 3) for name, values in samples.items()}}
 
 
