@@ -13,7 +13,10 @@ SkillGym adds, for the tasks it writes: a reference solution is required, skills
 ``environment/workspace/`` copied to the workdir, no network (``allow_internet = false`` or
 ``network_mode = "no-network"``), and protected inputs carry the sha256 of the workspace file they
 name. A task written for Harbor alone (no SkillGym metadata) is held to Harbor's rules: its
-tables and solution are optional and it may use the network."""
+tables and solution are optional and it may use the network.
+
+A multi-step task needs, per step, ``steps/<name>/instruction.md`` and a ``test.sh`` of the
+step's own or the task's; SkillGym's own multi-step tasks also a ``solution/solve.sh`` per step."""
 
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from skillgym_core.contracts.task import REWARD_JSON, REWARD_TXT, TaskConfig, TaskDir
+from skillgym_core.contracts.task import REWARD_JSON, REWARD_TXT, TaskConfig, TaskDir, TaskStep
 from skillgym_core.errors import ContractError, TaskFormatError
 from skillgym_core.llm.judge import parse_rubric
 
@@ -58,15 +61,19 @@ def check_task(root: Path) -> list[ConformanceIssue]:
     """Every conformance problem of the task directory at ``root``; empty when it conforms."""
     task = TaskDir(Path(root))
     issues: list[ConformanceIssue] = []
-    issues += _check_layout(task)
     raw, config = _load_config(task, issues)
+    issues += _check_layout(task)
     harbor = config is not None and config.is_harbor
     if harbor:
         issues = [i for i in issues if i.path != "solution/solve.sh"]  # Harbor tasks may come without one
     if raw is not None:
         issues += _check_raw_toml(raw, config, harbor=harbor)
-    issues += _check_tests(task)
-    issues += _check_separation(task)
+    steps = task.steps() if config is not None and config.is_multi_step else []
+    if steps:
+        issues = [i for i in issues if i.path not in _SINGLE_STEP_PATHS] + _check_steps(task, harbor=harbor)
+    else:
+        issues += _check_tests(task)
+    issues += _check_separation(task, steps)
     if config is not None:
         issues += _check_environment(task, config)
         issues += _check_protected_inputs(task, config)
@@ -80,6 +87,30 @@ def assert_conforms(root: Path) -> TaskConfig:
             f"{root}: task does not conform", problems=[issue.to_dict() for issue in issues]
         )
     return TaskDir(Path(root)).config()
+
+
+_SINGLE_STEP_PATHS = ("instruction.md", "tests/test.sh", "solution/solve.sh")
+
+
+def _check_steps(task: TaskDir, *, harbor: bool) -> list[ConformanceIssue]:
+    """Each step's instruction, its tests (its own ``test.sh`` or the task's) and, for SkillGym's
+    tasks, its reference solution."""
+    issues = []
+    for step in task.steps():
+        rel = f"steps/{step.name}"
+        if not step.instruction_path.is_file() or not step.instruction().strip():
+            issues.append(_issue("missing_file", f"{rel}/instruction.md is missing or empty", ENVIRONMENT_ERROR,
+                                 f"{rel}/instruction.md"))
+        script = step.test_script()
+        if script is None:
+            issues.append(_issue("missing_file", f"neither {rel}/tests/test.sh nor tests/test.sh exists", CHECKER_ERROR,
+                                 f"{rel}/tests/test.sh"))
+        else:
+            issues += _check_test_script(task.root, script, [task.tests, step.tests])
+        if not harbor and not (step.solution / "solve.sh").is_file():
+            issues.append(_issue("missing_file", f"missing {rel}/solution/solve.sh", CHECKER_ERROR,
+                                 f"{rel}/solution/solve.sh"))
+    return issues
 
 
 def _check_layout(task: TaskDir) -> list[ConformanceIssue]:
@@ -164,24 +195,32 @@ def _check_tests(task: TaskDir) -> list[ConformanceIssue]:
     script = task.tests / "test.sh"
     if not script.is_file():
         return []
+    return _check_test_script(task.root, script, [task.tests])
+
+
+def _check_test_script(root: Path, script: Path, folders: list[Path]) -> list[ConformanceIssue]:
+    """``script`` starts with ``#!``; the test folders (layered in order) write a reward and hold
+    a well-formed ``rubric.json`` when they hold one."""
     issues = []
-    text = script.read_text(errors="replace")
-    if not text.startswith("#!"):
-        issues.append(_issue("shebang", "tests/test.sh has no #! line", CHECKER_ERROR, "tests/test.sh"))
-    corpus = "\n".join(p.read_text(errors="replace") for p in task.tests.rglob("*") if p.is_file())
-    rubric = task.tests / "rubric.json"
-    if rubric.is_file():
+    rel = script.relative_to(root).as_posix()
+    if not script.read_text(errors="replace").startswith("#!"):
+        issues.append(_issue("shebang", f"{rel} has no #! line", CHECKER_ERROR, rel))
+    files = [p for folder in folders if folder.is_dir() for p in folder.rglob("*") if p.is_file()]
+    corpus = "\n".join(p.read_text(errors="replace") for p in files)
+    for rubric in (folder / "rubric.json" for folder in folders):
+        if not rubric.is_file():
+            continue
         try:
             raw = json.loads(rubric.read_text())
             parse_rubric(raw if isinstance(raw, list) else [])
             if not isinstance(raw, list) or not raw:
                 raise ContractError("rubric.json must be a non-empty list")
         except (json.JSONDecodeError, ContractError, ValidationError) as exc:
-            issues.append(_issue("rubric", f"tests/rubric.json: {exc}", CHECKER_ERROR, "tests/rubric.json"))
+            where = rubric.relative_to(root).as_posix()
+            issues.append(_issue("rubric", f"{where}: {exc}", CHECKER_ERROR, where))
     if not _REWARD_MENTION.search(corpus):
-        issues.append(
-            _issue("reward_path", f"tests/ never writes {REWARD_TXT} or {REWARD_JSON}", CHECKER_ERROR, "tests")
-        )
+        tests = str(Path(rel).parent)
+        issues.append(_issue("reward_path", f"{tests}/ never writes {REWARD_TXT} or {REWARD_JSON}", CHECKER_ERROR, tests))
     return issues
 
 
@@ -195,15 +234,21 @@ def _digests(root: Path) -> dict[str, str]:
     }
 
 
-def _check_separation(task: TaskDir) -> list[ConformanceIssue]:
+def _check_separation(task: TaskDir, steps: list[TaskStep]) -> list[ConformanceIssue]:
     """Tests and solution reach the container only after the agent; nothing may expose them."""
     issues = []
-    instruction = task.root / "instruction.md"
-    if instruction.is_file() and re.search(r"(^|[\s`(\"'])/(tests|solution)(/|\b)", instruction.read_text(errors="replace")):
-        issues.append(_issue("instruction_mentions_hidden", "instruction.md points at /tests or /solution", LEAKAGE, "instruction.md"))
+    for instruction in [task.root / "instruction.md", *(step.instruction_path for step in steps)]:
+        if instruction.is_file() and re.search(r"(^|[\s`(\"'])/(tests|solution)(/|\b)", instruction.read_text(errors="replace")):
+            rel = instruction.relative_to(task.root).as_posix()
+            issues.append(_issue("instruction_mentions_hidden", f"{rel} points at /tests or /solution", LEAKAGE, rel))
     hidden = {**_digests(task.tests), **_digests(task.solution)}
+    for step in steps:
+        hidden |= {**_digests(step.tests), **_digests(step.solution)}
     env_root = task.root / "environment"
-    for digest, path in _digests(env_root).items():
+    shown = _digests(env_root)
+    for step in steps:
+        shown |= _digests(step.workdir)
+    for digest, path in shown.items():
         if digest in hidden:
             rel = Path(path).relative_to(task.root).as_posix()
             issues.append(_issue("hidden_file_copied", f"{rel} duplicates {Path(hidden[digest]).relative_to(task.root)}", LEAKAGE, rel))

@@ -1,7 +1,8 @@
 """Running a Harbor task's phases in a sandbox: the initial workspace, the reference solution,
 agent commands, and the trusted verifier.
 
-The agent only ever sees the workspace (at ``/app``) and, when given, the skills (read-only
+The agent only ever sees the workspace (at the task's ``[environment] workdir``, ``/app`` by
+default) and, when given, the skills (read-only
 at ``/skills``); ``tests/`` and ``solution/`` are never mounted for it. The verifier runs on
 a *fresh copy* of the final workspace with its own read-only ``/tests`` and an empty
 ``/logs/verifier``, so reward files the agent pre-wrote are discarded. Protected inputs are
@@ -184,16 +185,18 @@ class TaskRunner:
         ceiling = self.max_workspace_bytes // (1024 * 1024)
         return max(1, min(declared, ceiling) if declared else ceiling)
 
-    def _copy_report(self, src: Path, dst: Path, *, max_bytes: int | None = None) -> CopyReport:
+    def _copy_report(self, src: Path, dst: Path, *, max_bytes: int | None = None,
+                     inside: str = AGENT_WORKDIR) -> CopyReport:  # fmt: skip
         """Copy a sandbox-written tree as data: links never lead out of it (see
-        :func:`~skillgym_core.sandbox.workspace.safe_copy_tree`), the result owned by the sandbox uid."""
+        :func:`~skillgym_core.sandbox.workspace.safe_copy_tree`; ``inside`` is where it was
+        mounted), the result owned by the sandbox uid."""
         return safe_copy_tree(
             src, dst, max_bytes=max_bytes or self.max_workspace_bytes, max_files=self.max_workspace_files,
-            owner=self._owner(), inside_prefix=AGENT_WORKDIR,
+            owner=self._owner(), inside_prefix=inside,
         )  # fmt: skip
 
-    def _copy(self, src: Path, dst: Path, *, max_bytes: int | None = None) -> list[str]:
-        return self._copy_report(src, dst, max_bytes=max_bytes).skipped
+    def _copy(self, src: Path, dst: Path, *, max_bytes: int | None = None, inside: str = AGENT_WORKDIR) -> list[str]:
+        return self._copy_report(src, dst, max_bytes=max_bytes, inside=inside).skipped
 
     def _volume(self, directory: Path, size_mb: int) -> bool:
         """Mount a tmpfs of ``size_mb`` on ``directory`` where this process may; False otherwise
@@ -216,7 +219,7 @@ class TaskRunner:
         image_files = self._image_workdir(task, parent)
         if image_files is not None:
             try:
-                self._copy(image_files, workspace, max_bytes=budget)
+                self._copy(image_files, workspace, max_bytes=budget, inside=self.workdir(task))
             finally:
                 discard_tree(image_files)
         elif (owner := self._owner()) is not None:
@@ -254,9 +257,14 @@ class TaskRunner:
         prepared = self.prepare_environment(task)
         return ([], env) if prepared is None else (prepared.mounts(), prepared.run_env(env))
 
-    def _run_in_environment(
+    def workdir(self, task: TaskDir) -> str:
+        """Where the workspace is mounted and every run starts: ``[environment] workdir``."""
+        return self.config(task).environment.workdir
+
+    def run_in_environment(
         self, task: TaskDir, command: list[str], mounts: list[Mount], env: Mapping[str, str] | None, timeout_s: float
     ) -> SandboxResult:
+        """``command`` in the task's environment with ``mounts``, starting in its workdir."""
         try:
             extra_mounts, run_env = self.environment_extras(task, env)
         except EnvironmentBuildError as exc:
@@ -264,7 +272,7 @@ class TaskRunner:
         return self.sandbox.run(
             command,
             mounts=[*mounts, *extra_mounts],
-            workdir=AGENT_WORKDIR,
+            workdir=self.workdir(task),
             env=run_env,
             limits=self._limits(task, timeout_s),
         )
@@ -281,14 +289,17 @@ class TaskRunner:
             storage_mb=self.storage_mb(task),
         )  # fmt: skip
 
-    def run_solution(self, task: TaskDir, workspace: Path) -> SandboxResult:
-        timeout = self.config(task).agent.timeout_sec
-        return self._run_in_environment(
+    def run_solution(
+        self, task: TaskDir, workspace: Path, *, solution: Path | None = None, timeout_s: float | None = None
+    ) -> SandboxResult:
+        """The reference solution (``solution``: a step's own) on ``workspace``."""
+        timeout = timeout_s or self.config(task).agent.timeout_sec
+        return self.run_in_environment(
             task,
             ["bash", "/solution/solve.sh"],
             [
-                Mount(workspace, AGENT_WORKDIR, writable=True),
-                Mount(task.solution, "/solution"),
+                Mount(workspace, self.workdir(task), writable=True),
+                Mount(solution or task.solution, "/solution"),
                 # the oracle sees the skill where the agent does (the image copies it to skills_dir)
                 *([Mount(task.skills, SKILLS_MOUNT)] if task.skills.is_dir() else []),
             ],
@@ -306,10 +317,10 @@ class TaskRunner:
         timeout_s: float = 120,
         env: Mapping[str, str] | None = None,
     ) -> SandboxResult:
-        mounts = [Mount(workspace, AGENT_WORKDIR, writable=True)]
+        mounts = [Mount(workspace, self.workdir(task), writable=True)]
         if skills is not None and skills.is_dir():
             mounts.append(Mount(skills, SKILLS_MOUNT))
-        return self._run_in_environment(task, ["bash", "-lc", command], mounts, env, timeout_s)
+        return self.run_in_environment(task, ["bash", "-lc", command], mounts, env, timeout_s)
 
     def open_agent_session(
         self, task: TaskDir, workspace: Path, *, skills: Path | None = None, lifetime_s: float, idle_s: float,
@@ -319,16 +330,17 @@ class TaskRunner:
         :meth:`run_agent_command`): on Kubernetes one warm pod for all of them. With ``record`` the
         session a previous process opened is resumed. Raises :class:`EnvironmentBuildError` when the
         task's environment cannot be prepared, :class:`SandboxError` when a session is lost."""
-        mounts = [Mount(workspace, AGENT_WORKDIR, writable=True)]
+        workdir = self.workdir(task)
+        mounts = [Mount(workspace, workdir, writable=True)]
         if skills is not None and skills.is_dir():
             mounts.append(Mount(skills, SKILLS_MOUNT))
         extra_mounts, run_env = self.environment_extras(task)
         mounts += extra_mounts
         limits = self._limits(task, lifetime_s)
         if record is not None:
-            return resume_session(self.sandbox, record, mounts=mounts, workdir=AGENT_WORKDIR, env=run_env,
+            return resume_session(self.sandbox, record, mounts=mounts, workdir=workdir, env=run_env,
                                   limits=limits)  # fmt: skip
-        return open_session(self.sandbox, mounts=mounts, workdir=AGENT_WORKDIR, env=run_env, limits=limits,
+        return open_session(self.sandbox, mounts=mounts, workdir=workdir, env=run_env, limits=limits,
                             idle_s=idle_s)  # fmt: skip
 
     def tampered_inputs(self, task: TaskDir, workspace: Path) -> list[str]:
@@ -345,15 +357,19 @@ class TaskRunner:
         return tampered
 
     def verify(
-        self, task: TaskDir, workspace: Path, *, keep_logs: Path | None = None, extra_env: Mapping[str, str] | None = None
+        self, task: TaskDir, workspace: Path, *, keep_logs: Path | None = None, extra_env: Mapping[str, str] | None = None,
+        tests: Path | None = None, timeout_s: float | None = None,
     ) -> VerifierOutcome:
-        """Grade ``workspace`` with the task's trusted tests; ``keep_logs`` receives /logs/verifier;
-        ``extra_env`` adds variables to the verifier's environment (the reviewer varies the hash seed)."""
+        """Grade ``workspace`` with the task's trusted tests (``tests``: a step's, layered over the
+        task's); ``keep_logs`` receives /logs/verifier; ``extra_env`` adds variables to the
+        verifier's environment (the reviewer varies the hash seed)."""
         config = self.config(task)
-        if not (task.tests / "test.sh").is_file():
+        tests = tests or task.tests
+        workdir = self.workdir(task)
+        if not (tests / "test.sh").is_file():
             return VerifierOutcome.failed("tests_missing")
         try:
-            spec = load_eval_spec(task.tests)
+            spec = load_eval_spec(tests)
         except ContractError as exc:
             return VerifierOutcome.failed("verifier_eval_spec_invalid", detail=str(exc))
         try:
@@ -369,7 +385,8 @@ class TaskRunner:
             self._volume(scratch, self.storage_mb(task) + VERIFIER_SCRATCH_EXTRA_MB)
             trusted = scratch / "app"
             try:
-                copied = self._copy_report(workspace, trusted, max_bytes=self.storage_mb(task) * 1024 * 1024)
+                copied = self._copy_report(workspace, trusted, max_bytes=self.storage_mb(task) * 1024 * 1024,
+                                           inside=workdir)
             except WorkspaceError as exc:
                 return VerifierOutcome.failed(exc.reason, tampered=tampered, detail=str(exc))
             skipped, dropped = copied.skipped, copied.dropped
@@ -381,14 +398,14 @@ class TaskRunner:
             result = self.sandbox.run(
                 ["bash", "/tests/test.sh"],
                 mounts=[
-                    Mount(trusted, AGENT_WORKDIR, writable=True),
-                    Mount(task.tests, "/tests"),
+                    Mount(trusted, workdir, writable=True),
+                    Mount(tests, "/tests"),
                     Mount(logs, "/logs", writable=True),
                     *extra_mounts,
                 ],
-                workdir=AGENT_WORKDIR,
+                workdir=workdir,
                 env=verifier_env,
-                limits=self._limits(task, config.verifier.timeout_sec),
+                limits=self._limits(task, timeout_s or config.verifier.timeout_sec),
             )
             # the sandbox returns only once every process of the run is gone: nothing still writes
             reading = read_verdict(logs / "verifier")

@@ -1,6 +1,7 @@
 """Tasks in Harbor's own format, written for the tests as a Harbor user writes them: no SkillGym
 metadata, inputs copied into the image by the Dockerfile, system packages from apt, Harbor's
-network keys, several rewards in ``reward.json``, a task without a solution."""
+network keys, several rewards in ``reward.json``, a task without a solution, a multi-step task
+in another working directory."""
 
 from __future__ import annotations
 
@@ -119,9 +120,99 @@ def apt_inventory(root: Path) -> Path:
     })
 
 
+STEPS_TOML = """schema_version = "1.2"
+multi_step_reward_strategy = "mean"
+
+[task]
+name = "tests/log-steps"
+
+[agent]
+timeout_sec = 120.0
+
+[verifier]
+timeout_sec = 60.0
+
+[environment]
+workdir = "/workspace"
+allow_internet = false
+
+[[steps]]
+name = "count"
+min_reward = 1.0
+
+[[steps]]
+name = "summarize"
+
+[steps.agent]
+timeout_sec = 90.0
+
+[steps.healthcheck]
+command = "test -s /workspace/errors.txt"
+interval_sec = 0
+retries = 1
+"""
+
+EVENTS = "INFO start\nERROR disk full\nWARN slow\nERROR disk full\nINFO stop\n"
+# the second step's setup appends the night's events before its agent starts
+LATE_EVENTS = "ERROR fan\nWARN hot\n"
+
+STEP_REWARD_HELPER = """# shared by every step's test.sh
+reward() { echo "$1" > /logs/verifier/reward.txt; }
+"""
+
+COUNT_TEST = """#!/bin/bash
+. /tests/helpers.sh
+if [ "$(tr -d '[:space:]' < /workspace/errors.txt 2>/dev/null)" = "2" ]; then reward 1; else reward 0; fi
+"""
+
+SUMMARIZE_TEST = """#!/bin/bash
+. /tests/helpers.sh
+expected='{"ERROR": 3, "INFO": 2, "WARN": 2}'
+actual=$(python3 -c 'import json,sys; print(json.dumps(json.load(open("/workspace/summary.json")), sort_keys=True))' 2>/dev/null)
+if [ "$actual" = "$expected" ]; then reward 1; else reward 0; fi
+"""
+
+
+def log_steps(root: Path) -> Path:
+    """Two steps in ``/workspace``: the first's inputs come from its ``workdir/``, the second's
+    setup adds more and its healthcheck needs the first's output; a shared test helper, each
+    step's own ``test.sh``, a ``min_reward`` gate and per-step solutions."""
+    return write_files(root, {
+        "task.toml": STEPS_TOML,
+        "environment/Dockerfile": "FROM python:3.11-slim\nWORKDIR /workspace\n",
+        "tests/helpers.sh": STEP_REWARD_HELPER,
+        "steps/count/instruction.md": "How many ERROR lines does events.log hold? Write the number to errors.txt.\n",
+        "steps/count/workdir/events.log": EVENTS,
+        "steps/count/tests/test.sh": COUNT_TEST,
+        "steps/count/solution/solve.sh": "#!/bin/bash\ngrep -c '^ERROR' events.log > errors.txt\n",
+        "steps/summarize/instruction.md": "events.log has grown. Write the number of lines per level (the first "
+                                          "word) to summary.json as one JSON object.\n",
+        "steps/summarize/workdir/setup.sh": f"printf '{LATE_EVENTS}' >> events.log\n",
+        "steps/summarize/tests/test.sh": SUMMARIZE_TEST,
+        "steps/summarize/solution/solve.sh": "#!/bin/bash\npython3 -c 'import collections, json; "
+        "json.dump(collections.Counter(l.split()[0] for l in open(\"events.log\") if l.strip()), "
+        "open(\"summary.json\", \"w\"))'\n",
+    })
+
+
+def log_count(root: Path) -> Path:
+    """The first step of :func:`log_steps` as a task of its own: the input copied in by the
+    Dockerfile, in ``/workspace``."""
+    return write_files(root, {
+        "task.toml": STEPS_TOML.split("[[steps]]")[0],
+        "instruction.md": "How many ERROR lines does events.log hold? Write the number to errors.txt.\n",
+        "environment/Dockerfile": "FROM python:3.11-slim\nWORKDIR /workspace\nCOPY events.log /workspace/events.log\n",
+        "environment/events.log": EVENTS,
+        "tests/helpers.sh": STEP_REWARD_HELPER,
+        "tests/test.sh": COUNT_TEST,
+        "solution/solve.sh": "#!/bin/bash\ngrep -c '^ERROR' events.log > errors.txt\n",
+    })
+
+
 def harbor_suite(root: Path) -> dict[str, Path]:
     return {
         "hello-world": hello_world(root / "hello-world"),
         "apt-inventory": apt_inventory(root / "apt-inventory"),
         "no-solution": hello_world(root / "no-solution", with_solution=False),
+        "log-steps": log_steps(root / "log-steps"),
     }

@@ -38,6 +38,7 @@ def test_the_suite_validates_unchanged(suite: dict[str, Path], podman: PodmanSer
     records = {Path(r["path"]).name: r for r in validate_task_dirs(list(suite.values()), settings)}
     assert records["hello-world"]["valid"], records["hello-world"]
     assert records["apt-inventory"]["valid"], records["apt-inventory"]
+    assert records["log-steps"]["valid"], records["log-steps"]  # two steps in /workspace, on one container image
     assert records["hello-world"]["task_id"] == "harbor-local-hello-world"
     assert not records["no-solution"]["valid"] and records["no-solution"]["reasons"] == ["no_solution"]
 

@@ -168,7 +168,7 @@ class EpisodeManager:
             limits=EpisodeLimits(max_steps=episode.max_steps, step_timeout_s=self.settings.step_timeout_s,
                                  ttl_s=episode.ttl_s, expires_at=episode.expires_at),
             skill_provided=skill_provided, skills_path=SKILLS_MOUNT if skill_provided else None,
-            reward=episode.reward_mode,
+            workdir=self.runner.workdir(entry.task), reward=episode.reward_mode,
         )  # fmt: skip
 
     def step(self, episode_id: str, request: StepRequest) -> StepResult:

@@ -8,6 +8,7 @@ import logging
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from skillgym_core import keys, metrics
 from skillgym_core.atif_validate import validate_trajectory
@@ -17,6 +18,7 @@ from skillgym_core.contracts.events import TrajectoryVerified
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.envbuild import EnvironmentProvider
 from skillgym_core.errors import SkillGymError
+from skillgym_core.multistep import StepOutcome
 from skillgym_core.provenance import with_source
 from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.store.base import get_json, put_json
@@ -25,6 +27,7 @@ from skillgym_core.taskrun import TaskRunner
 from skillgym_sampler.harness.base import AgentEnv, AgentRun, Harness, RunSpec
 from skillgym_sampler.recorder import TrajectoryRecorder
 from skillgym_sampler.skilluse import explicit_skill_use
+from skillgym_sampler.steps import run_harness_steps
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +70,15 @@ def _crash_trajectory(spec: RunSpec, harness: Harness, instruction: str, error: 
     return recorder.build()
 
 
+def _step_summary(step: StepOutcome) -> dict[str, Any]:
+    verdict = step.verifier
+    return {
+        "name": step.name, "reward": verdict.reward if verdict else None, "passed": bool(verdict and verdict.passed),
+        "failure_type": verdict.failure_type if verdict else step.error, "below_min_reward": step.below_minimum,
+        "agent_outcome": (step.act or {}).get("outcome"), "seconds": round(step.seconds, 4),
+    }  # fmt: skip
+
+
 class TrialRunner:
     def __init__(
         self,
@@ -95,16 +107,29 @@ class TrialRunner:
         started = time.perf_counter()
         workspace = self.runner.fresh_workspace(task, parent)
         skills = task.skills if spec.skill_provided and task.skills.is_dir() else None
-        env = AgentEnv(task, workspace, self.runner, skills, command_timeout_s=self.command_timeout_s)
-        try:
-            run = harness.run(env, spec)
-        except SkillGymError as exc:
-            log.warning("harness failed", extra={"trajectory_id": spec.trajectory_id, "error": str(exc)})
-            run = AgentRun(_crash_trajectory(spec, harness, task.instruction(), str(exc)),
-                           outcome="harness_error", error=f"{exc.reason}: {exc}")
-        agent_s = time.perf_counter() - started
-        verified = self.runner.verify(task, workspace)
-        verify_s = time.perf_counter() - started - agent_s
+        task_steps = None
+        if self.runner.config(task).is_multi_step:
+            steps = run_harness_steps(
+                self.runner, task, workspace, harness, spec,
+                lambda step: AgentEnv(task, workspace, self.runner, skills, command_timeout_s=self.command_timeout_s,
+                                      step=step),
+                lambda instruction, error: _crash_trajectory(spec, harness, instruction, error), scratch=parent,
+            )  # fmt: skip
+            run = AgentRun(steps.trajectory, outcome=steps.agent_outcome, error=steps.error)
+            verified = steps.outcome.verifier
+            task_steps = [_step_summary(step) for step in steps.outcome.steps]
+            agent_s = sum(step.seconds for step in steps.outcome.steps)
+        else:
+            env = AgentEnv(task, workspace, self.runner, skills, command_timeout_s=self.command_timeout_s)
+            try:
+                run = harness.run(env, spec)
+            except SkillGymError as exc:
+                log.warning("harness failed", extra={"trajectory_id": spec.trajectory_id, "error": str(exc)})
+                run = AgentRun(_crash_trajectory(spec, harness, task.instruction(), str(exc)),
+                               outcome="harness_error", error=f"{exc.reason}: {exc}")
+            agent_s = time.perf_counter() - started
+            verified = self.runner.verify(task, workspace)
+        verify_s = max(0.0, time.perf_counter() - started - agent_s)
         trajectory = with_source(run.trajectory, spec.source)
         conformance = validate_trajectory(trajectory)
         failure_type = verified.failure_type
@@ -144,6 +169,7 @@ class TrialRunner:
             skill_id=spec.skill_id,
             skill_name=spec.skill_name,
             category=spec.category,
+            task_steps=task_steps,
         )
         self.ctx.store.put_bytes(
             keys.trajectory_atif(spec.trajectory_id),

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillgym_core.contracts.task import TaskDir
+from skillgym_core.contracts.task import StepSection, TaskDir, TaskStep
 from skillgym_core.errors import MalformedModelOutput, SkillGymError, TaskFormatError, TransientError
 from skillgym_core.metrics import GATE_OUTCOMES
+from skillgym_core.multistep import MultiStepOutcome, run_steps
 from skillgym_core.sandbox.base import SandboxResult
 from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.taskrun import TaskRunner, VerifierOutcome
@@ -22,6 +23,8 @@ from skillgym_core.taskrun import TaskRunner, VerifierOutcome
 # A nop run may end without a reward file (the verifier found nothing to grade): that is
 # still v(x0) = 0. A verifier that times out, is killed or tampers is not.
 NOP_ACCEPTABLE_FAILURES = {"verifier_rejected", "reward_file_missing"}
+# A multi-step task's no-op run may also stop at a step gate that checks the earlier steps' work.
+NOP_ACCEPTABLE_FAILURES |= {"step_below_min_reward", "step_setup_failed", "step_healthcheck_failed"}
 MAX_ERROR_MESSAGE_CHARS = 2000
 VALIDATOR_CRASH = "validator_crash"
 NO_SOLUTION = "no_solution"
@@ -146,13 +149,45 @@ class ValidityGate:
         started = time.monotonic()
         workspace = self.runner.fresh_workspace(task, scratch)
         try:
+            if self.runner.config(task).is_multi_step:
+                steps = run_steps(self.runner, task, workspace, scratch=scratch)
+                return GateRun("nop", index, self._steps_record(steps), seconds=time.monotonic() - started)
             verdict = self.runner.verify(task, workspace)
         finally:
             discard_tree(workspace)
         return GateRun("nop", index, _verifier_record(verdict, self.tail), seconds=time.monotonic() - started)
 
+    def _steps_record(self, outcome: MultiStepOutcome) -> dict[str, Any]:
+        record = _verifier_record(outcome.verifier, self.tail)
+        record["steps"] = [step.to_dict() for step in outcome.steps]
+        record["stopped_at"] = outcome.stopped_at
+        return record
+
+    def _oracle_steps(self, task: TaskDir, scratch: Path, index: int, started: float) -> GateRun:
+        """Each step's own reference solution, in order, on one workspace."""
+        workspace = self.runner.fresh_workspace(task, scratch)
+        default_timeout = self.runner.config(task).agent.timeout_sec
+        solutions: list[dict[str, Any]] = []
+
+        def solve(step: TaskStep, config: StepSection) -> dict[str, Any]:
+            result = self.runner.run_solution(task, workspace, solution=step.solution,
+                                              timeout_s=config.agent.timeout_sec or default_timeout)  # fmt: skip
+            solutions.append({"step": step.name, **_solution_record(result, self.tail)})
+            return {"outcome": result.outcome.value, "exit_code": result.exit_code}
+
+        try:
+            steps = run_steps(self.runner, task, workspace, solve, scratch=scratch)
+        finally:
+            discard_tree(workspace)
+        failed = next((s for s in solutions if s["outcome"] != "ok"), None)
+        summary = {"outcome": failed["outcome"] if failed else "ok", "steps": solutions}
+        return GateRun("oracle", index, self._steps_record(steps), solution=summary,
+                       seconds=time.monotonic() - started)  # fmt: skip
+
     def _oracle(self, task: TaskDir, scratch: Path, index: int) -> GateRun:
         started = time.monotonic()
+        if self.runner.config(task).is_multi_step:
+            return self._oracle_steps(task, scratch, index, started)
         workspace = self.runner.fresh_workspace(task, scratch)
         try:
             solution = self.runner.run_solution(task, workspace)
@@ -176,7 +211,8 @@ class ValidityGate:
             report = GateReport(False, [f"invalid_layout: {p}" for p in problems])
             GATE_OUTCOMES.labels("layout", "fail", "invalid_layout").inc()
             return report
-        if not (task.solution / "solve.sh").is_file():
+        solutions = [s.solution for s in task.steps()] or [task.solution]
+        if not all((solution / "solve.sh").is_file() for solution in solutions):
             # a task that ships no reference (as Harbor tasks may) can be sampled, never proven
             GATE_OUTCOMES.labels("layout", "fail", NO_SOLUTION).inc()
             return GateReport(False, [NO_SOLUTION])

@@ -146,3 +146,4 @@ class VerificationRecord(_Strict):
     skill_id: str | None = None
     skill_name: str | None = None
     category: str | None = None
+    task_steps: list[dict[str, Any]] | None = None  # a multi-step task's steps: name, reward, passed, ...

@@ -8,17 +8,22 @@ as it is: its SkillGym metadata is derived from its name (``template = "harbor"`
 Layout (Harbor): ``task.toml``, ``instruction.md``, ``environment/`` (Dockerfile, the initial
 workspace under ``environment/workspace/``, skills under ``environment/skills/<name>/``),
 ``tests/test.sh`` (writes ``/logs/verifier/reward.txt`` or ``reward.json``) and
-``solution/solve.sh``. Tests and solution are never shown to the agent."""
+``solution/solve.sh``. Tests and solution are never shown to the agent.
+
+A multi-step task (``[[steps]]`` in ``task.toml``) has ``steps/<name>/`` with each step's
+``instruction.md``, ``tests/`` (layered over the task's ``tests/``), ``solution/`` and
+``workdir/`` (merged into the working directory before the step; its ``setup.sh`` runs then)."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from skillgym_core.errors import TaskFormatError
 
@@ -35,6 +40,9 @@ Profile = Literal["procedural", "abductive", "constraint", "partial-order"]
 NetworkMode = Literal["public", "no-network", "allowlist"]
 HARBOR_TEMPLATE = "harbor"
 _SKILLGYM_KEYS = ("task_id", "skill_id", "skill_name", "template")
+STEP_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+# Where the runtime mounts its own trees; a task's working directory may not be one of them.
+RESERVED_DIRS = ("/", "/tests", "/solution", "/logs", "/skills", "/proc", "/dev", "/sys", "/tmp", "/step")
 
 
 class TaskSection(BaseModel):
@@ -65,6 +73,15 @@ class EnvironmentSection(BaseModel):
     allowed_hosts: list[str] | None = None
     workdir: str = AGENT_WORKDIR
     skills_dir: str | None = None
+
+    @field_validator("workdir")
+    @classmethod
+    def _workdir(cls, value: str) -> str:
+        normal = posixpath.normpath(value)
+        if not value.startswith("/") or normal in RESERVED_DIRS or any(
+                normal.startswith(f"{reserved}/") for reserved in RESERVED_DIRS[1:]):
+            raise ValueError(f"workdir must be an absolute path outside {', '.join(RESERVED_DIRS)}")
+        return normal
 
     @property
     def network(self) -> NetworkMode:
@@ -105,6 +122,45 @@ class SkillGymMetadata(BaseModel):
     review: dict[str, Any] = Field(default_factory=dict)
 
 
+class StepPhase(BaseModel):
+    """``[steps.agent]`` / ``[steps.verifier]``: what is unset falls back to the task's table."""
+
+    model_config = ConfigDict(extra="allow")
+    timeout_sec: float | None = Field(default=None, gt=0)
+    user: str | int | None = None
+
+
+class Healthcheck(BaseModel):
+    """A command that must succeed before the step's agent starts (retried ``retries`` times)."""
+
+    model_config = ConfigDict(extra="allow")
+    command: str
+    interval_sec: float = Field(default=1.0, ge=0)
+    timeout_sec: float = Field(default=30.0, gt=0)
+    start_period_sec: float = Field(default=0.0, ge=0)
+    retries: int = Field(default=3, ge=0)
+
+
+class StepSection(BaseModel):
+    """One ``[[steps]]`` entry: a step of a multi-step task, run in order in one environment."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str = Field(pattern=STEP_NAME)
+    agent: StepPhase = Field(default_factory=StepPhase)
+    verifier: StepPhase = Field(default_factory=StepPhase)
+    min_reward: float | dict[str, float] | None = None
+    healthcheck: Healthcheck | None = None
+
+    def below_minimum(self, rewards: dict[str, float], reward: float) -> bool:
+        """Whether the step's verdict misses its ``min_reward`` (one threshold on the reward, or
+        one per key, a missing key counting as 0): the trial stops there."""
+        if self.min_reward is None:
+            return False
+        if isinstance(self.min_reward, dict):
+            return any(rewards.get(key, 0.0) < floor for key, floor in self.min_reward.items())
+        return reward < self.min_reward
+
+
 class TaskConfig(BaseModel):
     """``task.toml``: Harbor's TaskConfig fields we use, unknown keys kept."""
 
@@ -116,6 +172,15 @@ class TaskConfig(BaseModel):
     verifier: TimeoutSection = Field(default_factory=lambda: TimeoutSection(timeout_sec=120))
     agent: TimeoutSection = Field(default_factory=lambda: TimeoutSection(timeout_sec=600))
     environment: EnvironmentSection = Field(default_factory=EnvironmentSection)
+    steps: list[StepSection] = Field(default_factory=list)
+    multi_step_reward_strategy: Literal["mean", "final"] | None = None
+
+    @model_validator(mode="after")
+    def _unique_steps(self) -> TaskConfig:
+        names = [step.name for step in self.steps]
+        if len(set(names)) != len(names):
+            raise ValueError(f"step names must be unique: {names}")
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -153,8 +218,19 @@ class TaskConfig(BaseModel):
         """A task written for Harbor, without SkillGym's metadata of its own."""
         return self.metadata.template == HARBOR_TEMPLATE
 
+    @property
+    def is_multi_step(self) -> bool:
+        return bool(self.steps)
+
+    @property
+    def reward_strategy(self) -> Literal["mean", "final"]:
+        return self.multi_step_reward_strategy or "mean"
+
     def to_toml(self) -> str:
-        return tomli_w.dumps(self.model_dump(mode="json", exclude_none=True))
+        data = self.model_dump(mode="json", exclude_none=True)
+        if not data.get("steps"):
+            data.pop("steps", None)
+        return tomli_w.dumps(data)
 
     @classmethod
     def from_toml(cls, text: str, *, origin: str = "task.toml", folder: str | None = None) -> TaskConfig:
@@ -174,7 +250,28 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "task"
 
 
-class TaskDir:
+class _Folder:
+    """What a task and each of its steps have: an instruction, tests and a solution."""
+
+    root: Path
+
+    @property
+    def instruction_path(self) -> Path:
+        return self.root / "instruction.md"
+
+    def instruction(self) -> str:
+        return self.instruction_path.read_text()
+
+    @property
+    def tests(self) -> Path:
+        return self.root / "tests"
+
+    @property
+    def solution(self) -> Path:
+        return self.root / "solution"
+
+
+class TaskDir(_Folder):
     """A Harbor task directory on disk."""
 
     def __init__(self, root: Path) -> None:
@@ -189,29 +286,33 @@ class TaskDir:
         return self.root / WORKSPACE_DIR
 
     @property
-    def tests(self) -> Path:
-        return self.root / "tests"
-
-    @property
-    def solution(self) -> Path:
-        return self.root / "solution"
-
-    @property
     def skills(self) -> Path:
         return self.root / SKILLS_DIR
 
     def config(self) -> TaskConfig:
         return TaskConfig.from_toml(self.config_path.read_text(), origin=str(self.config_path), folder=self.root.name)
 
-    def instruction(self) -> str:
-        return (self.root / "instruction.md").read_text()
+    def step(self, name: str) -> TaskStep:
+        return TaskStep(self, name)
+
+    def steps(self) -> list[TaskStep]:
+        """The steps of a multi-step task in their order; empty for a single-step task."""
+        return [TaskStep(self, step.name) for step in self.config().steps]
 
     def write_config(self, config: TaskConfig) -> None:
         self.config_path.write_text(config.to_toml())
 
     def check_layout(self) -> list[str]:
         """Every problem with the layout, empty when the directory conforms."""
-        problems = [f"missing {rel}" for rel in REQUIRED_PATHS if not (self.root / rel).exists()]
+        required: tuple[str, ...] = REQUIRED_PATHS
+        try:
+            steps = self.steps() if self.config_path.is_file() else []
+        except TaskFormatError:
+            steps = []
+        if steps:  # each step brings its own instruction, and a test.sh of its own or the task's
+            required = ("task.toml", "environment", *(f"steps/{step.name}/instruction.md" for step in steps))
+            required += tuple(f"steps/{step.name}/tests/test.sh" for step in steps if step.test_script() is None)
+        problems = [f"missing {rel}" for rel in required if not (self.root / rel).exists()]
         if (self.root / "environment").is_dir() and not (self.root / "environment" / "Dockerfile").exists():
             problems.append("missing environment/Dockerfile")
         if self.config_path.exists():
@@ -229,3 +330,29 @@ class TaskDir:
         if problems:
             raise TaskFormatError(f"{self.root}: not a valid task directory", problems=problems)
         return self.config()
+
+
+class TaskStep(_Folder):
+    """One step of a multi-step task on disk: ``steps/<name>/``."""
+
+    def __init__(self, task: TaskDir, name: str) -> None:
+        self.task = task
+        self.name = name
+        self.root = task.root / "steps" / name
+
+    @property
+    def workdir(self) -> Path:
+        return self.root / "workdir"
+
+    def test_script(self) -> Path | None:
+        """The step's ``test.sh``, else the task's shared one; None when neither exists."""
+        for candidate in (self.tests / "test.sh", self.task.tests / "test.sh"):
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def config(self) -> StepSection:
+        for step in self.task.config().steps:
+            if step.name == self.name:
+                return step
+        raise TaskFormatError(f"{self.task.root}: no step named {self.name!r}", path="task.toml")

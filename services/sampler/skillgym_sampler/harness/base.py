@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skillgym_core.contracts.atif import Trajectory
-from skillgym_core.contracts.task import TaskDir
+from skillgym_core.contracts.task import TaskDir, TaskStep
 from skillgym_core.ids import content_id
 from skillgym_core.provenance import REFERENCE_HARNESSES, Source, source_of_harness
 from skillgym_core.sandbox.base import SandboxResult
@@ -56,17 +56,28 @@ class RunSpec:
 
 @dataclass
 class AgentEnv:
-    """The agent's side of a task: its workspace at /app and, when provided, the skills."""
+    """The agent's side of a task (of one step of a multi-step task): its workspace at the task's
+    workdir and, when provided, the skills."""
 
     task: TaskDir
     workspace: Path
     runner: TaskRunner
     skills_dir: Path | None
     command_timeout_s: float = 120.0
+    step: TaskStep | None = None
 
     @property
     def instruction(self) -> str:
-        return self.task.instruction()
+        return self.step.instruction() if self.step is not None else self.task.instruction()
+
+    @property
+    def solution(self) -> Path:
+        """The reference solution of the task, or of the step."""
+        return self.step.solution if self.step is not None else self.task.solution
+
+    @property
+    def workdir(self) -> str:
+        return self.runner.workdir(self.task)
 
     @property
     def skills_mount(self) -> str | None:

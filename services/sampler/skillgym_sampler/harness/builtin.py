@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 from skillgym_core.contracts.atif import Metrics, ObservationResult, ToolCall
-from skillgym_core.contracts.task import AGENT_WORKDIR
 from skillgym_core.llm import ChatResponse, LLMClient, LLMError, LLMSettings
 
 from skillgym_sampler.harness.base import AgentEnv, AgentRun, RunSpec, format_observation
@@ -56,7 +55,7 @@ class BuiltinAgentHarness:
         variant = self.variant(spec.prompt_variant)
         tool = variant.tool_definition()
         system = variant.render_system(
-            workdir=AGENT_WORKDIR, skills_root=env.skills_mount, skills=describe_skills(env.skills_dir)
+            workdir=env.workdir, skills_root=env.skills_mount, skills=describe_skills(env.skills_dir)
         )
         instruction = env.instruction
         recorder = TrajectoryRecorder(

@@ -23,7 +23,13 @@ SOLUTION_ROOT = "/solution"
 _SOLUTION = re.compile(r"(?<![\w.~/$}-])/solution(?![\w-])")
 _SHELLS = re.compile(r"(?:^|/)(?:env\s+)?(?:ba)?sh\b")
 _HEREDOC_WRITE = re.compile(r"^\s*cat\s+>\s*(\S+)\s+<<-?\s*['\"]?\w+")
-_NOOP_PREAMBLE = re.compile(rf"^(?:set\s+-[-a-zA-Z\s]*(?:o\s+\w+\s*)*|cd\s+{re.escape(AGENT_WORKDIR)}/?)$")
+_SET_OPTIONS = r"set\s+-[-a-zA-Z\s]*(?:o\s+\w+\s*)*"
+
+
+def _noop_preamble(task_workdir: str) -> re.Pattern[str]:
+    """Preamble lines that change nothing where every command already starts: shell options, and
+    ``cd`` into the task's working directory."""
+    return re.compile(rf"^(?:{_SET_OPTIONS}|cd\s+{re.escape(task_workdir)}/?)$")
 _SKIPPED_DIRS = ("alternatives",)
 
 
@@ -102,7 +108,7 @@ def _run_message(command: str, comment: str) -> tuple[str, str]:
     return f"Run `{first if len(first) <= 80 else first[:77] + '...'}`.", "run"
 
 
-def _script_steps(script: str, workdir: str) -> tuple[list[DemoStep], bool, str]:
+def _script_steps(script: str, workdir: str, task_workdir: str) -> tuple[list[DemoStep], bool, str]:
     """The script's own commands, or writing the script to a file and running it."""
     first = script.splitlines()[0] if script.startswith("#!") else ""
     interpreter = first[2:].strip()
@@ -125,7 +131,8 @@ def _script_steps(script: str, workdir: str) -> tuple[list[DemoStep], bool, str]
             True,
             "the solution keeps shell state between commands; written to a script and run",
         )  # fmt: skip
-    preamble = "\n".join(line for line in split.preamble.splitlines() if not _NOOP_PREAMBLE.match(line.strip()))
+    noop = _noop_preamble(task_workdir)
+    preamble = "\n".join(line for line in split.preamble.splitlines() if not noop.match(line.strip()))
     steps = []
     for command in split.commands:
         full = f"{preamble}\n{command.command}" if preamble else command.command
@@ -134,8 +141,10 @@ def _script_steps(script: str, workdir: str) -> tuple[list[DemoStep], bool, str]
     return steps, split.errexit, f"the solution split into {len(steps)} command(s)"
 
 
-def plan_demonstration(solution: Path, *, skill_dirs: list[str], skills_mount: str, workdir: str) -> Demonstration:
-    """The steps for ``solution/solve.sh``; ``skill_dirs`` are the skills the agent is given."""
+def plan_demonstration(solution: Path, *, skill_dirs: list[str], skills_mount: str, workdir: str,
+                       task_workdir: str = AGENT_WORKDIR) -> Demonstration:  # fmt: skip
+    """The steps for ``solution/solve.sh``; ``skill_dirs`` are the skills the agent is given,
+    ``workdir`` the demonstration's scratch directory, ``task_workdir`` where the task's files are."""
     script = point_away((solution / "solve.sh").read_text(), workdir)
     files = _solution_files(solution)
     demo = Demonstration()
@@ -145,7 +154,7 @@ def plan_demonstration(solution: Path, *, skill_dirs: list[str], skills_mount: s
             demo.steps.append(DemoStep("Read the skill's instructions first.", f"cat {skill_file}", "skill"))
     marker = f"{workdir}/.start"
     demo.steps.append(
-        DemoStep("Look at the task's inputs.", f"mkdir -p {workdir} && touch {marker} && ls -la {AGENT_WORKDIR}",
+        DemoStep("Look at the task's inputs.", f"mkdir -p {workdir} && touch {marker} && ls -la {task_workdir}",
                  "inspect")
     )  # fmt: skip
     for rel in _needed_files(script, files, workdir):
@@ -157,11 +166,11 @@ def plan_demonstration(solution: Path, *, skill_dirs: list[str], skills_mount: s
         demo.steps.append(
             DemoStep(f"Write `{target}`.", _heredoc(target, data, path.stat().st_mode, existing=workdir), "write")
         )
-    steps, demo.errexit, note = _script_steps(script, workdir)
+    steps, demo.errexit, note = _script_steps(script, workdir, task_workdir)
     demo.steps.extend(steps)
     demo.notes.append(note)
     demo.steps.append(
         DemoStep("Check which files the work created or changed.",
-                 f"find {AGENT_WORKDIR} -newer {marker} -type f | sort | head -50", "check")
+                 f"find {task_workdir} -newer {marker} -type f | sort | head -50", "check")
     )  # fmt: skip
     return demo

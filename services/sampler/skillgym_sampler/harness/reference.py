@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 from skillgym_core.contracts.atif import ObservationResult, ToolCall
-from skillgym_core.contracts.task import AGENT_WORKDIR
 from skillgym_core.envbuild import EnvironmentBuildError
 from skillgym_core.hidden_paths import hidden_paths_in
 from skillgym_core.sandbox.base import Limits, Mount, SandboxResult
@@ -52,7 +51,7 @@ class OracleHarness:
         self.workdir = workdir
 
     def _run(self, env: AgentEnv, command: str, scratch: Path) -> SandboxResult:
-        mounts = [Mount(env.workspace, AGENT_WORKDIR, writable=True), Mount(scratch, self.workdir, writable=True)]
+        mounts = [Mount(env.workspace, env.workdir, writable=True), Mount(scratch, self.workdir, writable=True)]
         if env.skills_dir is not None:
             mounts.append(Mount(env.skills_dir, SKILLS_MOUNT))
         config = env.task.config()
@@ -62,7 +61,7 @@ class OracleHarness:
         except EnvironmentBuildError as exc:
             return environment_failure(exc)
         return env.runner.sandbox.run(
-            ["bash", "-lc", command], mounts=[*mounts, *extra_mounts], workdir=AGENT_WORKDIR, env=run_env, limits=limits
+            ["bash", "-lc", command], mounts=[*mounts, *extra_mounts], workdir=env.workdir, env=run_env, limits=limits
         )
 
     def _record(self, recorder: TrajectoryRecorder, index: int, step: DemoStep, result: SandboxResult) -> None:
@@ -90,11 +89,12 @@ class OracleHarness:
             tool_definitions=[BASH_TOOL],
         )
         recorder.user(env.instruction)
-        if not (env.task.solution / "solve.sh").is_file():
+        if not (env.solution / "solve.sh").is_file():
             recorder.agent_step("The task has no reference solution.", llm_call_count=0)
             return AgentRun(recorder.build(), outcome="no_solution", error="solution/solve.sh is missing")
         demo = plan_demonstration(
-            env.task.solution, skill_dirs=skill_dirs(env.skills_dir), skills_mount=SKILLS_MOUNT, workdir=self.workdir
+            env.solution, skill_dirs=skill_dirs(env.skills_dir), skills_mount=SKILLS_MOUNT, workdir=self.workdir,
+            task_workdir=env.workdir,
         )
         scratch = env.workspace.parent / f"{env.workspace.name}-work"
         scratch.mkdir(parents=True, exist_ok=True)

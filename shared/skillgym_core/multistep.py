@@ -1,0 +1,183 @@
+"""Multi-step tasks, run as Harbor runs them: the steps in order in one environment (the same
+workspace carries over), each step prepared (its ``workdir/`` merged into the working directory,
+its ``setup.sh`` run, its healthcheck passed), then acted on (by an agent, the reference solution,
+or nobody), then graded by its own tests layered over the task's. A step whose verdict misses its
+``min_reward`` ends the trial. The trial's reward is the per-key mean over the steps graded
+(``mean``, a missing key counting as 0) or the last graded step's (``final``).
+
+Unlike Harbor, a step whose verifier could not produce a verdict counts as reward 0 in the mean
+rather than being left out: a crashed checker never raises a trial's reward. Preparation runs in
+the sandbox as the sandbox user, so the step's files land through the sandbox's view of the
+workspace and never through a link an agent planted there."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillgym_core.contracts.task import StepSection, TaskDir, TaskStep
+from skillgym_core.sandbox.base import Mount, Outcome, SandboxResult
+from skillgym_core.sandbox.janitor import discard_tree
+from skillgym_core.taskrun import TaskRunner, VerifierOutcome
+
+STEP_FILES = "/step"
+SETUP_SCRIPT = "setup.sh"
+SETUP_TIMEOUT_S = 300.0
+# Merges the step's files into the working directory (its setup script left out), then runs it;
+# plain ``cp`` and a shell loop, so that a busybox image does it too.
+_PREPARE = (
+    f'for entry in {STEP_FILES}/* {STEP_FILES}/.[!.]* {STEP_FILES}/..?*; do'
+    f' [ -e "$entry" ] && [ "$entry" != {STEP_FILES}/{SETUP_SCRIPT} ] && {{ cp -R -- "$entry" . || exit 1; }}; done;'
+    f' if [ -f {STEP_FILES}/{SETUP_SCRIPT} ]; then bash {STEP_FILES}/{SETUP_SCRIPT}; fi'
+)
+
+StepAction = Callable[[TaskStep, StepSection], dict[str, Any] | None]
+
+
+@dataclass
+class StepOutcome:
+    name: str
+    verifier: VerifierOutcome | None
+    error: str | None = None  # step_setup_failed, step_healthcheck_failed: the step never reached its agent
+    detail: str = ""
+    act: dict[str, Any] | None = None
+    below_minimum: bool = False
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "error": self.error, "detail": self.detail[-2000:], "act": self.act,
+            "below_min_reward": self.below_minimum, "seconds": round(self.seconds, 4),
+            "verifier": self.verifier.to_dict() if self.verifier else None,
+        }  # fmt: skip
+
+
+@dataclass
+class MultiStepOutcome:
+    """The trial's verdict (``verifier``) and every step that ran, in order."""
+
+    verifier: VerifierOutcome
+    steps: list[StepOutcome] = field(default_factory=list)
+    stopped_at: str | None = None  # the step that ended the trial early
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.verifier.to_dict(), "steps": [s.to_dict() for s in self.steps], "stopped_at": self.stopped_at}
+
+
+def layered_tests(step: TaskStep, into: Path) -> Path:
+    """The tests the step's verifier sees at ``/tests``: the task's ``tests/``, then the step's
+    own files over them (its ``test.sh`` wins)."""
+    into.mkdir(parents=True, exist_ok=True)
+    for source in (step.task.tests, step.tests):
+        if source.is_dir():
+            shutil.copytree(source, into, dirs_exist_ok=True, symlinks=True)
+    into.chmod(0o755)
+    return into
+
+
+def prepare_step(runner: TaskRunner, task: TaskDir, step: TaskStep, config: StepSection,
+                 workspace: Path) -> tuple[str | None, str]:  # fmt: skip
+    """Merge the step's ``workdir/`` and run its setup, then wait for its healthcheck:
+    (None, "") when the step may start, else (the failure, its detail)."""
+    if step.workdir.is_dir():
+        result = runner.run_in_environment(
+            task, ["bash", "-c", _PREPARE],
+            [Mount(workspace, runner.workdir(task), writable=True), Mount(step.workdir, STEP_FILES)], None,
+            SETUP_TIMEOUT_S,
+        )  # fmt: skip
+        if not result.ok:
+            return "step_setup_failed", _describe(result)
+    if config.healthcheck is not None:
+        return _healthcheck(runner, task, config, workspace)
+    return None, ""
+
+
+def _healthcheck(runner: TaskRunner, task: TaskDir, config: StepSection, workspace: Path) -> tuple[str | None, str]:
+    check = config.healthcheck
+    assert check is not None
+    time.sleep(check.start_period_sec)
+    mounts = [Mount(workspace, runner.workdir(task), writable=True)]
+    result: SandboxResult | None = None
+    for attempt in range(check.retries + 1):
+        if attempt:
+            time.sleep(check.interval_sec)
+        result = runner.run_in_environment(task, ["bash", "-c", check.command], mounts, None, check.timeout_sec)
+        if result.ok:
+            return None, ""
+    return "step_healthcheck_failed", _describe(result) if result else ""
+
+
+def _describe(result: SandboxResult) -> str:
+    status = f"exit {result.exit_code}" if result.outcome is Outcome.OK else result.outcome.value
+    return f"{status}: {(result.stderr or result.stdout)[-1500:]}"
+
+
+def run_steps(runner: TaskRunner, task: TaskDir, workspace: Path, act: StepAction | None = None,
+              *, scratch: Path | None = None) -> MultiStepOutcome:  # fmt: skip
+    """Every step of ``task`` on ``workspace`` in order (see the module docstring); ``act`` does
+    the step's work (None: nothing is done, the no-op run)."""
+    config = runner.config(task)
+    outcomes: list[StepOutcome] = []
+    stopped_at = None
+    for step_config in config.steps:
+        step = task.step(step_config.name)
+        outcome = _run_step(runner, task, step, step_config, workspace, act, scratch)
+        outcomes.append(outcome)
+        if outcome.error is not None or outcome.below_minimum:
+            stopped_at = step.name
+            break
+    return MultiStepOutcome(aggregate(config.reward_strategy, outcomes, runner.pass_threshold, stopped_at),
+                            outcomes, stopped_at)  # fmt: skip
+
+
+def _run_step(runner: TaskRunner, task: TaskDir, step: TaskStep, config: StepSection, workspace: Path,
+              act: StepAction | None, scratch: Path | None) -> StepOutcome:  # fmt: skip
+    started = time.monotonic()
+    error, detail = prepare_step(runner, task, step, config, workspace)
+    if error is not None:
+        return StepOutcome(step.name, None, error, detail, seconds=time.monotonic() - started)
+    acted = act(step, config) if act is not None else None
+    tests = Path(tempfile.mkdtemp(prefix=f"tests-{step.name}-", dir=scratch))
+    try:
+        verdict = runner.verify(task, workspace, tests=layered_tests(step, tests / "tests"),
+                                timeout_s=config.verifier.timeout_sec)  # fmt: skip
+    finally:
+        discard_tree(tests)
+    return StepOutcome(step.name, verdict, act=acted, below_minimum=config.below_minimum(verdict.rewards, verdict.reward),
+                       seconds=time.monotonic() - started)  # fmt: skip
+
+
+def aggregate(strategy: str, steps: list[StepOutcome], pass_threshold: float, stopped_at: str | None) -> VerifierOutcome:
+    """The trial's verdict from its steps' (see the module docstring). A trial that stopped early
+    never passes."""
+    graded = [s for s in steps if s.verifier is not None]
+    if not graded:
+        failed = next((s for s in steps if s.error), None)
+        return VerifierOutcome.failed(failed.error if failed and failed.error else "no_steps",
+                                      detail=failed.detail if failed else "")  # fmt: skip
+    last = graded[-1].verifier
+    assert last is not None
+    if strategy == "final":
+        rewards = dict(last.rewards)
+        reward = last.reward
+    else:
+        keys = sorted({key for s in graded for key in (s.verifier.rewards if s.verifier else {})})
+        rewards = {key: math.fsum(s.verifier.rewards.get(key, 0.0) if s.verifier else 0.0 for s in graded) / len(graded)
+                   for key in keys}  # fmt: skip
+        reward = math.fsum(s.verifier.reward if s.verifier else 0.0 for s in graded) / len(graded)
+    failure = last.failure_type if strategy == "final" else next(
+        (s.verifier.failure_type for s in graded if s.verifier and s.verifier.failure_type
+         and s.verifier.failure_type != "verifier_rejected"), None)  # fmt: skip
+    if stopped_at is not None:
+        failure = failure or next((s.error for s in steps if s.error), None) or "step_below_min_reward"
+    passed = failure is None and reward >= pass_threshold
+    if not passed and failure is None:
+        failure = "verifier_rejected"
+    return VerifierOutcome(reward, rewards, passed, failure, last.result, tampered=sorted({
+        path for s in graded if s.verifier for path in s.verifier.tampered}), detail=last.detail)
