@@ -82,3 +82,25 @@ def test_the_local_runtime_says_which_harbor_tasks_it_cannot_run(suite: dict[str
     assert caught.value.reason == "needs_container" and len(caught.value.details["instructions"]) == 3
     skillgym_task = handmade.write_task(tmp_path / "own")
     assert host_unsupported_instructions(skillgym_task) == []  # SkillGym's own Dockerfiles copy their workspace
+
+
+def test_a_skillgym_task_needing_a_system_package_the_host_lacks_is_refused_locally(tmp_path: Path) -> None:
+    from skillgym_core.envbuild import EnvironmentBuildError, LocalVenvProvider
+    from skillgym_core.envbuild.dockerparse import parse_dockerfile
+    from skillgym_core.envbuild.hostpackages import apt_packages, missing_on_host
+    from skillgym_core.envbuild.venv import host_unsupported_instructions
+
+    lines = parse_dockerfile("FROM python:3.11-slim\nRUN apt-get update && apt-get install -y --no-install-recommends "
+                             "git jq=1.6-2 \\\n  skillgym-no-such-tool && rm -rf /var/lib/apt/lists/*\nRUN apt install -q bash\n")
+    assert apt_packages(lines) == ["bash", "git", "jq", "skillgym-no-such-tool"]
+    assert missing_on_host(["bash", "skillgym-no-such-tool"]) == ["skillgym-no-such-tool"]
+    task = handmade.write_task(tmp_path / "own")
+    dockerfile = task.root / "environment" / "Dockerfile"
+    text = dockerfile.read_text()
+    dockerfile.write_text(text.replace("WORKDIR", "RUN apt-get install -y bash\nWORKDIR", 1))
+    assert host_unsupported_instructions(task) == []  # the host has it: the fast path serves
+    dockerfile.write_text(text.replace("WORKDIR", "RUN apt-get install -y skillgym-no-such-tool\nWORKDIR", 1))
+    assert host_unsupported_instructions(task) == ["system packages this host lacks: skillgym-no-such-tool"]
+    with pytest.raises(EnvironmentBuildError) as caught:
+        LocalVenvProvider(tmp_path / "cache").prepare(task)
+    assert caught.value.reason == "needs_container"

@@ -1,6 +1,7 @@
-"""The built-in agent harness on the container sandbox, on a Harbor task as Harbor users have it:
-its commands run in containers of the task's image, and the trusted verifier scores the run in a
-fresh one."""
+"""Agent harnesses on the container sandbox, on Harbor tasks as Harbor users have them: the
+built-in agent's and mini-swe-agent's commands run in containers of the task's image (in the
+task's own working directory), the trusted verifier scores the run in a fresh one, and a CLI
+harness whose CLI the image lacks ends with a typed error."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from skillgym_core.sandbox.container.backend import ContainerSandbox
 from skillgym_core.store.local import LocalStore
 from skillgym_sampler import SamplerService, SamplerSettings
 
-from tests.support.harbor_tasks import hello_world
+from tests.support.harbor_tasks import hello_world, log_count
 from tests.support.podman import PodmanService
 from tests.support.scripted_llm import Rules, ScriptedLLMServer, assistant, bash
 
@@ -37,12 +38,46 @@ def ctx(podman: PodmanService, tmp_path: Path) -> Iterator[ServiceContext]:
     sandbox.client.close()
 
 
+SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+
+
+def _publish(ctx: ServiceContext, root: Path) -> Envelope:
+    task = TaskDir(root)
+    task_id = task.config().metadata.task_id
+    return Envelope.wrap(EnvValidated(task_id=task_id, skill_id="none", package_key=ctx.save_task(task_id, task),
+                                      valid=True, label="verifier-passed"), producer="test", correlation_id="c")
+
+
+def _mini_turn(body: dict[str, Any]) -> dict[str, Any]:
+    done = sum(1 for m in body["messages"] if m.get("role") == "assistant")
+    if done == 0:
+        return bash("grep -c '^ERROR' events.log > errors.txt && pwd && id -u && head -1 /etc/os-release && env")
+    return assistant("Submitting.", [bash(SUBMIT)["tool_calls"][0]])
+
+
+def test_mini_swe_agent_acts_in_the_task_image_from_outside(ctx: ServiceContext, podman: PodmanService,
+                                                            tmp_path: Path) -> None:
+    root = log_count(tmp_path / "log-count")
+    with ScriptedLLMServer(Rules([], default=_mini_turn)) as server:
+        settings = SamplerSettings(llm_base_url=server.base_url, llm_model="scripted-teacher", sandbox="container",
+                                   container_engine_url=podman.url, env_cache=tmp_path / "cache",
+                                   harnesses=["mini-swe-agent", "claude-code"], skill_conditions=["without"],
+                                   max_seconds=120)
+        outputs = [o for o in SamplerService(ctx, settings).handle(_publish(ctx, root))
+                   if isinstance(o, TrajectoryVerified)]
+    runs = {o.harness: o for o in outputs}
+    assert runs["mini-swe-agent"].passed, runs["mini-swe-agent"]
+    trajectory = ctx.store.get_bytes(runs["mini-swe-agent"].atif_key).decode()
+    assert "/workspace" in trajectory and "2000000" in trajectory and "Debian" in trajectory
+    assert "OPENAI_API_KEY" not in trajectory and "SKILLGYM" not in trajectory  # no host environment in the image
+    assert not runs["claude-code"].passed
+    record = ctx.store.get_bytes(runs["claude-code"].verification_key).decode()
+    assert "not_installed" in record
+
+
 def test_the_builtin_agent_runs_in_containers(ctx: ServiceContext, podman: PodmanService,
                                                        tmp_path: Path) -> None:
-    task = TaskDir(hello_world(tmp_path / "hello-world"))
-    task_id = task.config().metadata.task_id
-    event = Envelope.wrap(EnvValidated(task_id=task_id, skill_id="none", package_key=ctx.save_task(task_id, task),
-                                       valid=True, label="verifier-passed"), producer="test", correlation_id="c")
+    event = _publish(ctx, hello_world(tmp_path / "hello-world"))
     with ScriptedLLMServer(Rules([], default=_turn)) as server:
         settings = SamplerSettings(llm_base_url=server.base_url, llm_model="scripted-teacher", sandbox="container",
                                    container_engine_url=podman.url, env_cache=tmp_path / "cache",

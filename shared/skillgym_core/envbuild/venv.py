@@ -34,6 +34,7 @@ from typing import TextIO
 
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.envbuild.dockerparse import parse_dockerfile, pip_installs
+from skillgym_core.envbuild.hostpackages import apt_packages, missing_on_host
 from skillgym_core.envbuild.provider import ENV_MOUNT, EnvironmentBuildError, PreparedEnvironment
 from skillgym_core.envbuild.requirements import Requirements, declared_requirements
 from skillgym_core.errors import TaskFormatError
@@ -98,21 +99,27 @@ def relocate(venv: Path, target: str) -> None:
 
 
 def host_unsupported_instructions(task: TaskDir) -> list[str]:
-    """What a Harbor task's Dockerfile does beyond what the local runtime reproduces (its base,
-    the workdir, requirements installed with pip): system packages, files copied into the image,
-    variables, users. SkillGym's own tasks are written to need nothing more, so are never refused."""
+    """What a task's Dockerfile does beyond what the local runtime reproduces. For a Harbor task
+    (its base, the workdir and requirements installed with pip are reproduced): system packages,
+    files copied into the image, variables, users. SkillGym's own tasks are written for both
+    runtimes, so only the system packages their family declares and this host lacks."""
     dockerfile = task.root / "environment" / "Dockerfile"
     try:
-        if not dockerfile.is_file() or not task.config().is_harbor:
+        if not dockerfile.is_file():
             return []
+        harbor = task.config().is_harbor
     except TaskFormatError:
         return []
+    instructions = parse_dockerfile(dockerfile.read_text(errors="replace"))
+    if not harbor:
+        missing = missing_on_host(apt_packages(instructions))
+        return [f"system packages this host lacks: {', '.join(missing)}"] if missing else []
     unsupported = []
-    for instruction in parse_dockerfile(dockerfile.read_text(errors="replace")):
+    for instruction in instructions:
         if instruction.keyword in ("FROM", "WORKDIR", "ARG", "LABEL", "CMD", "ENTRYPOINT", "EXPOSE"):
             continue
-        if instruction.keyword == "RUN" and all(files for files, _ in pip_installs(instruction.args)) \
-                and pip_installs(instruction.args):
+        installs = pip_installs(instruction.args) if instruction.keyword == "RUN" else []
+        if installs and all(files for files, _ in installs):
             continue  # pip install -r requirements.txt: what the local builder installs too
         unsupported.append(f"line {instruction.line}: {instruction.keyword} {instruction.args[:60]}")
     return unsupported

@@ -2,7 +2,10 @@
 
 Each gets its own writable home under ``/agent``, the skills copied to its own skill location
 (Claude Code: ``$CLAUDE_CONFIG_DIR/skills``; Codex: ``$HOME/.agents/skills``) or none, and the
-model endpoint through :class:`EndpointRelay`. Claude Code speaks the Anthropic Messages API and
+model endpoint through :class:`EndpointRelay`. The CLI runs in the task's environment: on the
+local sandbox the host's installed CLI is used; where runs happen in the task's image
+(containers), the image must ship the CLI, as Harbor's agent setup installs it there, and a
+task image without it ends the run with a typed ``not_installed``. Claude Code speaks the Anthropic Messages API and
 Codex the OpenAI Responses API, so the configured endpoint must serve that protocol. After the run
 their session files (not the streams: those lack raw call ids) are converted to ATIF."""
 
@@ -15,7 +18,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 
 from skillgym_core.contracts.atif import Trajectory
-from skillgym_core.contracts.task import AGENT_WORKDIR
+from skillgym_core.envbuild import EnvironmentBuildError
 from skillgym_core.llm import LLMSettings
 from skillgym_core.sandbox.base import Limits, Mount
 
@@ -27,6 +30,8 @@ from skillgym_sampler.harness.relay import INSIDE_FORWARDER, SOCKET_NAME, Endpoi
 
 AGENT_DIR = "/agent"
 RELAY_DIR = "/llm"
+NOT_INSTALLED_EXIT = 127
+NOT_INSTALLED_MARK = "skillgym-cli-not-installed"
 
 
 class _CliHarness(ABC):
@@ -40,7 +45,10 @@ class _CliHarness(ABC):
         self.max_seconds = max_seconds
         self.memory_mb = memory_mb
 
-    def executable(self) -> str:
+    def executable(self, env: AgentEnv | None = None) -> str:
+        """The CLI to run: the host's, or the image's own where runs happen in the task's image."""
+        if env is not None and not getattr(env.runner.sandbox, "mounts_host_tools", True):
+            return self.command
         found = shutil.which(self.command)
         if found is None:
             raise HarnessError(f"{self.name}: command {self.command!r} is not installed", reason="not_installed",
@@ -59,7 +67,7 @@ class _CliHarness(ABC):
 
     # -- shared ----------------------------------------------------------------------------------
     def run(self, env: AgentEnv, spec: RunSpec) -> AgentRun:
-        executable = self.executable()
+        executable = self.executable(env)
         agent_dir = Path(tempfile.mkdtemp(prefix=f"{self.name}-", dir=env.workspace.parent))
         relay_dir = Path(tempfile.mkdtemp(prefix="sg-"))
         try:
@@ -67,18 +75,28 @@ class _CliHarness(ABC):
                 shutil.copytree(env.skills_dir, agent_dir / self.skills_subdir, symlinks=False)
             (agent_dir / "forwarder.py").write_text(INSIDE_FORWARDER)
             with EndpointRelay(self.llm.base_url, relay_dir) as relay:
-                script = start_forwarder_shell("python3", f"{AGENT_DIR}/forwarder.py", f"{RELAY_DIR}/{SOCKET_NAME}")
+                try:
+                    extra_mounts, run_env = env.runner.environment_extras(env.task, self.environment(relay.inside_base_url))
+                except EnvironmentBuildError as exc:
+                    raise HarnessError(f"{self.name}: the task's environment did not build: {exc}",
+                                       reason="environment_error") from exc  # fmt: skip
+                script = (f"command -v {shlex.quote(executable)} >/dev/null || "
+                          f"{{ echo {NOT_INSTALLED_MARK} >&2; exit {NOT_INSTALLED_EXIT}; }}\n")
+                script += start_forwarder_shell("python3", f"{AGENT_DIR}/forwarder.py", f"{RELAY_DIR}/{SOCKET_NAME}")
                 script += self.command_line(executable, env.instruction) + "\n"
                 result = env.runner.sandbox.run(
                     ["bash", "-c", script],
-                    mounts=[Mount(env.workspace, AGENT_WORKDIR, writable=True),
+                    mounts=[Mount(env.workspace, env.workdir, writable=True),
                             Mount(agent_dir, AGENT_DIR, writable=True),
-                            Mount(relay_dir, RELAY_DIR, writable=True)],
-                    workdir=AGENT_WORKDIR,
-                    env=self.environment(relay.inside_base_url),
+                            Mount(relay_dir, RELAY_DIR, writable=True), *extra_mounts],
+                    workdir=env.workdir,
+                    env=run_env,
                     limits=Limits(wall_s=self.max_seconds, memory_mb=self.memory_mb, pids=512,
                                   output_bytes=8_000_000),
                 )
+            if result.exit_code == NOT_INSTALLED_EXIT and NOT_INSTALLED_MARK in result.stderr:
+                raise HarnessError(f"{self.name}: command {executable!r} is not installed where the task runs",
+                                   reason="not_installed", harness=self.name)  # fmt: skip
             try:
                 trajectory = self.convert(agent_dir, spec)
             except ConversionError as exc:

@@ -1,8 +1,10 @@
 """mini-swe-agent, the real PyPI harness, run inside the task sandbox.
 
-The agent process itself runs in the sandbox (its bash actions therefore run there too, in /app);
-it reaches the model endpoint only through :class:`EndpointRelay`. Its ``*.traj.json`` is
-converted to ATIF afterwards."""
+The agent process itself runs in the sandbox (its bash actions therefore run there too, in the
+task's workdir); it reaches the model endpoint only through :class:`EndpointRelay`. On a sandbox
+whose runs happen in the task's own image (containers), where the host's Python cannot be
+mounted, the loop runs here and each action in the sandbox instead (see :mod:`.miniswe_host`).
+Either way its ``*.traj.json`` is converted to ATIF afterwards."""
 
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from skillgym_core.contracts.task import AGENT_WORKDIR
 from skillgym_core.llm import LLMSettings
 from skillgym_core.sandbox.base import Limits, Mount, SandboxResult
 from skillgym_core.taskrun import SKILLS_MOUNT
@@ -23,6 +24,7 @@ from skillgym_core.taskrun import SKILLS_MOUNT
 from skillgym_sampler.convert.miniswe import miniswe_to_atif
 from skillgym_sampler.errors import ConversionError, HarnessError
 from skillgym_sampler.harness.base import AgentEnv, AgentRun, RunSpec
+from skillgym_sampler.harness.miniswe_host import run_on_host
 from skillgym_sampler.harness.relay import INSIDE_FORWARDER, SOCKET_NAME, EndpointRelay, start_forwarder_shell
 
 AGENT_DIR = "/agent"
@@ -65,7 +67,7 @@ class MiniSweAgentHarness:
                 root=SKILLS_MOUNT, names=names
             )
         agent.update(step_limit=self.step_limit, wall_time_limit_seconds=int(self.max_seconds), cost_limit=0)
-        config.setdefault("environment", {}).update(cwd=AGENT_WORKDIR, timeout=int(env.command_timeout_s))
+        config.setdefault("environment", {}).update(cwd=env.workdir, timeout=int(env.command_timeout_s))
         model = config.setdefault("model", {})
         model["model_name"] = f"openai/{self.llm.model}"
         model["cost_tracking"] = "ignore_errors"
@@ -76,6 +78,8 @@ class MiniSweAgentHarness:
         return config
 
     def run(self, env: AgentEnv, spec: RunSpec) -> AgentRun:
+        if not getattr(env.runner.sandbox, "mounts_host_tools", True):
+            return self._run_on_host(env, spec)
         agent_dir = Path(tempfile.mkdtemp(prefix="mswea-", dir=env.workspace.parent))
         relay_dir = Path(tempfile.mkdtemp(prefix="sg-"))  # short path: unix socket names are limited
         try:
@@ -98,21 +102,40 @@ class MiniSweAgentHarness:
         finally:
             shutil.rmtree(relay_dir, ignore_errors=True)
             shutil.rmtree(agent_dir, ignore_errors=True)
+        return self._converted(raw, spec, f"sandbox_{result.outcome.value}", result.stdout[-4000:] + result.stderr[-4000:])
+
+    def _converted(self, raw: dict[str, Any], spec: RunSpec, otherwise: str, logs: str) -> AgentRun:
         try:
             trajectory = miniswe_to_atif(raw, session_id=spec.trajectory_id, trajectory_id=spec.trajectory_id)
         except ConversionError as exc:
             raise HarnessError(f"mini-swe-agent trajectory is unusable: {exc}", reason="conversion") from exc
         exit_status = str(raw.get("info", {}).get("exit_status") or "")
         outcome = {"Submitted": "ok", "LimitsExceeded": "step_limit", "TimeExceeded": "time_limit"}.get(
-            exit_status, exit_status or f"sandbox_{result.outcome.value}"
+            exit_status, exit_status or otherwise
         )
-        return AgentRun(trajectory, outcome=outcome, logs=(result.stdout[-4000:] + result.stderr[-4000:]))
+        return AgentRun(trajectory, outcome=outcome, logs=logs)
+
+    def _run_on_host(self, env: AgentEnv, spec: RunSpec) -> AgentRun:
+        config = self._config(env)
+        config["model"]["model_kwargs"].update(api_base=self.llm.base_url,
+                                                api_key=self.llm.api_key.get_secret_value() or "unused")  # fmt: skip
+        with tempfile.TemporaryDirectory(prefix="mswea-") as scratch:
+            traj_path = Path(scratch) / "run.traj.json"
+            error = ""
+            try:
+                run_on_host(config, env, traj_path)
+            except Exception as exc:  # the package's own failures end the run; its saved trajectory still counts
+                error = f"{type(exc).__name__}: {exc}"
+            if not traj_path.is_file():
+                raise HarnessError("mini-swe-agent wrote no trajectory", reason="no_trajectory", output=error[-1500:])
+            raw = json.loads(traj_path.read_text())
+        return self._converted(raw, spec, "agent_error" if error else "unfinished", error[-4000:])
 
     def _launch(self, env: AgentEnv, agent_dir: Path, relay_dir: Path) -> SandboxResult:
         venv = _venv_root()
         python = str(venv / "bin" / "python")
         mounts = [
-            Mount(env.workspace, AGENT_WORKDIR, writable=True),
+            Mount(env.workspace, env.workdir, writable=True),
             Mount(agent_dir, AGENT_DIR, writable=True),
             Mount(relay_dir, RELAY_DIR, writable=True),
             Mount(venv, str(venv)),
@@ -137,7 +160,7 @@ class MiniSweAgentHarness:
         return env.runner.sandbox.run(
             ["bash", "-c", script],
             mounts=mounts,
-            workdir=AGENT_WORKDIR,
+            workdir=env.workdir,
             env=environment,
             limits=Limits(wall_s=self.max_seconds + 60, memory_mb=self.memory_mb, pids=512,
                           output_bytes=4_000_000),

@@ -20,6 +20,7 @@ from typing import Any
 from skillgym_core.errors import SandboxError
 from skillgym_core.metrics import SANDBOX_RUNS, SANDBOX_SECONDS
 from skillgym_core.sandbox.base import ImageRoot, Limits, Mount, Outcome, SandboxResult
+from skillgym_core.sandbox.bwrap import UNTRUSTED_RUNNER, untrusted_runner_source
 from skillgym_core.sandbox.container.engine import connect
 from skillgym_core.sandbox.container.images import PYTHON_BASE
 
@@ -32,12 +33,14 @@ NPROC = 32768
 
 
 def _host_config(api: Any, mounts: Sequence[Mount], limits: Limits, stdin_file: Path | None,
-                 network: bool = False) -> Any:
+                 network: bool = False, runner: Path | None = None) -> Any:
     from docker.types import LogConfig, Ulimit
 
     binds = [f"{m.host}:{m.target}:{'rw' if m.writable else 'ro'}" for m in mounts if not isinstance(m, ImageRoot)]
     if stdin_file is not None:
         binds.append(f"{stdin_file}:{STDIN_TARGET}:ro")
+    if runner is not None:
+        binds.append(f"{runner}:{UNTRUSTED_RUNNER}:ro")
     file_size = limits.file_size_mb * 1024 * 1024
     return api.create_host_config(
         binds=binds, network_mode=None if network else "none", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
@@ -82,6 +85,8 @@ class ContainerSandbox:
     """Runs commands in containers (see the module docstring)."""
 
     name = "container"
+    # runs happen in the task's image: the host's interpreters and packages cannot be mounted in
+    mounts_host_tools = False
 
     def __init__(self, client: Any = None, *, engine_url: str | None = None, uid: int = 2_000_000,
                  default_image: str = PYTHON_BASE) -> None:
@@ -114,16 +119,20 @@ class ContainerSandbox:
         network = bool(roots) and roots[-1].network
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="skillgym-ctr-") as tmp:
+            Path(tmp).chmod(0o755)
+            # the confining runner a verifier uses on agent-written code, as on every sandbox
+            runner = Path(tmp) / "run-untrusted"
+            runner.write_bytes(untrusted_runner_source().read_bytes())
+            runner.chmod(0o555)
             stdin_file = None
             argv = list(command)
             if stdin is not None:
                 stdin_file = Path(tmp) / "stdin"
                 stdin_file.write_bytes(stdin)
                 stdin_file.chmod(0o644)
-                Path(tmp).chmod(0o755)
                 argv = ["/bin/sh", "-c", f'exec "$@" < {STDIN_TARGET}', "sh", *argv]
             try:
-                result = self._run(image, argv, mounts, workdir, env, limits, stdin_file, network)
+                result = self._run(image, argv, mounts, workdir, env, limits, stdin_file, network, runner)
             except SandboxError as exc:
                 result = SandboxResult(Outcome.SANDBOX_ERROR, None, "", str(exc), 0.0,
                                        detail={"reason": exc.reason, "image": image})
@@ -133,7 +142,7 @@ class ContainerSandbox:
         return result
 
     def _run(self, image: str, argv: list[str], mounts: Sequence[Mount], workdir: str, env: Mapping[str, str] | None,
-             limits: Limits, stdin_file: Path | None, network: bool) -> SandboxResult:
+             limits: Limits, stdin_file: Path | None, network: bool, runner: Path | None = None) -> SandboxResult:
         from docker.errors import DockerException, ImageNotFound
         from requests.exceptions import ConnectionError as RequestsConnectionError
         from requests.exceptions import ReadTimeout
@@ -142,8 +151,8 @@ class ContainerSandbox:
         try:
             container = api.create_container(
                 image, command=argv, user=f"{self.uid}:{self.uid}", working_dir=workdir,
-                environment=dict(env or {}), network_disabled=not network, labels={RUN_LABEL: "1"},
-                host_config=_host_config(api, mounts, limits, stdin_file, network),
+                environment={"SKILLGYM_RUN_UNTRUSTED": UNTRUSTED_RUNNER, **(env or {})}, network_disabled=not network,
+                labels={RUN_LABEL: "1"}, host_config=_host_config(api, mounts, limits, stdin_file, network, runner),
             )
         except ImageNotFound as exc:
             raise SandboxError(f"image {image} is not on the container engine", reason="image_missing",

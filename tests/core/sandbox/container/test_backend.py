@@ -88,6 +88,19 @@ def test_runs_are_unprivileged_read_only_and_write_only_their_mounts(sandbox: Co
     assert sandbox.run(["cat", "/tmp/t"], mounts=[]).exit_code != 0  # every run is a fresh container
 
 
+def test_the_verifiers_confining_runner_works_in_containers(sandbox: ContainerSandbox, workspace: Path,
+                                                            tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    (logs / "verifier").mkdir(parents=True)
+    os.chown(logs / "verifier", UID, UID)
+    script = ('python3 "$SKILLGYM_RUN_UNTRUSTED" -- sh -c "echo 1 > /logs/verifier/reward.txt"; echo "denied=$?"; '
+              'python3 "$SKILLGYM_RUN_UNTRUSTED" -- sh -c "echo ok > made.txt"; echo "allowed=$?"')
+    result = sandbox.run(["sh", "-c", script], mounts=[Mount(workspace, "/app", writable=True),
+                                                       Mount(logs, "/logs", writable=True)])
+    assert "denied=0" not in result.stdout and "allowed=0" in result.stdout, result.stdout + result.stderr
+    assert not (logs / "verifier" / "reward.txt").exists() and (workspace / "made.txt").read_text() == "ok\n"
+
+
 def test_read_only_mounts_stay_read_only_and_the_host_is_not_visible(sandbox: ContainerSandbox, tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
