@@ -51,7 +51,9 @@ class OperatorSettings(BaseSettings):
         False, description="also post Normal events for SandboxRuns (pod created, succeeded, retrying); each costs "
         "an API request per run. Warnings (failures, retries due, refusals) are always posted")
 
-    build_registry: str = "registry.skillgym.svc:5000"
+    build_registry: str = Field("registry.skillgym.svc:5000",
+                                description="where task images are pushed and pulled from (host[:port][/path])")
+    build_registry_insecure: bool = Field(False, description="the registry speaks plain HTTP (Kaniko's --insecure)")
     kaniko_image: str = "gcr.io/kaniko-project/executor:v1.23.2"
     build_poll_s: float = 10.0
     build_timeout_s: int = 1800

@@ -53,6 +53,9 @@ class CommonSettings(BaseSettings):
 
     env_build: bool = Field(True, description="build declared task environments (local: a cached venv; container: "
                                               "the task's Dockerfile)")
+    k8s_build_images: bool = Field(
+        False, description="on Kubernetes, have the operator build each task's Dockerfile into the cluster's registry "
+                           "(needs a registry the nodes pull from); off: runs use the operator's default task image")
     env_cache: Path = Field(Path("out/env-cache"), description="cache of built task environments")
     env_index_url: str | None = Field(None, description="package index for environment builds")
     env_find_links: list[str] = Field(default_factory=list, description="extra wheel directories/URLs")

@@ -270,7 +270,8 @@ def test_service_account_tokens_are_mounted_only_where_the_api_is_needed(values:
     mounted = {workload for workload, pod in pod_templates(docs).items() if token_mounted(pod, docs)}
     expected = {f"Deployment/{name}" for name in by_kind(docs, "Deployment") if name.endswith("-operator")}
     if submits_sandbox_runs:
-        expected |= {f"Deployment/{name}" for name in by_kind(docs, "Deployment") if not name.endswith("-operator")}
+        expected |= {f"Deployment/{name}" for name in by_kind(docs, "Deployment")
+                     if not name.endswith(("-operator", "-registry"))}  # fmt: skip
     assert mounted == expected
     assert all(account["automountServiceAccountToken"] is False for account in by_kind(docs, "ServiceAccount").values())
 
@@ -346,3 +347,23 @@ def test_operator_replicas_elect_a_leader_through_a_lease_they_alone_may_update(
     rules = [r for r in by_kind(docs, "Role")["sg-skillgym-operator"]["rules"] if "leases" in r["resources"]]
     assert {(tuple(r["verbs"]), tuple(r.get("resourceNames", ()))) for r in rules} == {
         (("create",), ()), (("get", "update"), ("sg-skillgym-operator",))}
+
+
+def test_task_images_are_built_into_the_deployed_registry_or_one_of_your_own() -> None:
+    assert "sg-skillgym-registry" not in by_kind(render({}), "Deployment")  # off by default
+    docs = render({"config": {"sandbox": "kubernetes"}, "imageBuilds": {"enabled": True}})
+    registry = by_kind(docs, "Deployment")["sg-skillgym-registry"]["spec"]["template"]["spec"]
+    assert registry["containers"][0]["ports"][0]["containerPort"] == 5000 and registry["enableServiceLinks"] is False
+    assert by_kind(docs, "Service")["sg-skillgym-registry"]["spec"]["ports"][0]["port"] == 5000
+    assert by_kind(docs, "ConfigMap")["sg-skillgym-config"]["data"]["SKILLGYM_K8S_BUILD_IMAGES"] == "true"
+    operator = by_kind(docs, "Deployment")["sg-skillgym-operator"]["spec"]["template"]["spec"]["containers"][0]
+    env = {item["name"]: item.get("value") for item in operator["env"]}
+    assert env["SKILLGYM_OPERATOR_BUILD_REGISTRY"] == "sg-skillgym-registry.skillgym.svc.cluster.local:5000"
+    assert env["SKILLGYM_OPERATOR_BUILD_REGISTRY_INSECURE"] == "true"
+    own = render({"imageBuilds": {"enabled": True, "registry": "registry.example.com/ml/skillgym", "insecure": False}})
+    assert "sg-skillgym-registry" not in by_kind(own, "Deployment")
+    env = {item["name"]: item.get("value") for item in
+           by_kind(own, "Deployment")["sg-skillgym-operator"]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["SKILLGYM_OPERATOR_BUILD_REGISTRY"] == "registry.example.com/ml/skillgym"
+    with pytest.raises(Exception, match="registry"):
+        render({"imageBuilds": {"registry": "not a registry!"}})

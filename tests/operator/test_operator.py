@@ -314,3 +314,41 @@ def test_training_job_yields_indexed_gpu_job_and_tracks_it(
     wait_for(lambda: "sft-1-workers" not in apiserver.objects("v1/services", NAMESPACE), what="service cleanup")
     events = apiserver.objects("v1/events", NAMESPACE).values()
     assert {"JobCreated", "Running", "Succeeded"} <= {event["reason"] for event in events}
+
+
+def test_a_run_with_a_build_context_waits_for_its_image_then_runs_on_it(
+    apiserver: ApiServer, operator: Any, operator_settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No container runs under the emulated API server: the test plays the Job controller, marking
+    the Kaniko Job complete (or failed) as the cluster would once the build ends."""
+    from skillgym_operator import builders
+    from skillgym_operator.spec import BuildSpec
+
+    monkeypatch.setattr(operator_settings, "build_poll_s", 0.2)
+    monkeypatch.setattr(operator_settings, "build_registry", "registry.example.test:5000/sg")
+    monkeypatch.setattr(operator_settings, "build_registry_insecure", True)
+    build = {"contextKey": "sandbox/inputs/ctx-a.tar.gz"}
+    create(apiserver, "sandboxruns", sandbox_run("run-built", image=None, build=build))
+    job_name = builders.build_job_name(BuildSpec.model_validate(build))
+    job = wait_for(lambda: apiserver.objects("batch/v1/jobs", NAMESPACE).get(job_name), what="build job")
+    kaniko = job["spec"]["template"]["spec"]["containers"][0]
+    reference = builders.image_reference(BuildSpec.model_validate(build), operator_settings)
+    assert reference.startswith("registry.example.test:5000/sg/skillgym-task:")
+    assert f"--destination={reference}" in kaniko["args"] and "--insecure" in kaniko["args"]
+    wait_for(lambda: status_of(apiserver, "sandboxruns", "run-built").get("phase") == "Building", what="Building")
+    assert "run-built-a1" not in apiserver.objects("v1/pods", NAMESPACE)
+    batch = kubernetes.client.BatchV1Api(apiserver.api_client)
+    batch.patch_namespaced_job_status(job_name, NAMESPACE, {"status": {"succeeded": 1, "conditions": [
+        {"type": "Complete", "status": "True"}]}})
+    pod = wait_for(lambda: apiserver.objects("v1/pods", NAMESPACE).get("run-built-a1"), what="pod on the built image")
+    assert pod["spec"]["containers"][0]["image"] == reference
+
+    other = {"contextKey": "sandbox/inputs/ctx-b.tar.gz"}
+    create(apiserver, "sandboxruns", sandbox_run("run-unbuilt", image=None, build=other))
+    other_job = builders.build_job_name(BuildSpec.model_validate(other))
+    wait_for(lambda: other_job in apiserver.objects("batch/v1/jobs", NAMESPACE), what="second build job")
+    batch.patch_namespaced_job_status(other_job, NAMESPACE, {"status": {"failed": 3, "conditions": [
+        {"type": "Failed", "status": "True", "message": "RUN apt-get install exited 100"}]}})
+    status = wait_for(lambda: (s := status_of(apiserver, "sandboxruns", "run-unbuilt")).get("phase") == "Failed" and s,
+                      what="build failure")
+    assert status["reason"] == "BuildFailed" and "exited 100" in status["message"]

@@ -80,3 +80,12 @@ app.kubernetes.io/component: {{ .component }}
 - {{ . }}.dlq
 {{- end }}
 {{- end -}}
+
+{{/* Where the operator pushes task images and the nodes pull them from. */}}
+{{- define "skillgym.buildRegistry" -}}
+{{- if .Values.imageBuilds.registry -}}
+{{- .Values.imageBuilds.registry -}}
+{{- else -}}
+{{- printf "%s-registry.%s.svc.cluster.local:5000" (include "skillgym.fullname" .) .Release.Namespace -}}
+{{- end -}}
+{{- end -}}

@@ -108,6 +108,7 @@ def kaniko_build_job(build: BuildSpec, namespace: str, settings: OperatorSetting
                                 "--cache=true",
                                 f"--cache-repo={settings.build_registry}/skillgym-cache",
                                 "--snapshot-mode=redo",
+                                *(["--insecure", "--insecure-pull"] if settings.build_registry_insecure else []),
                             ],
                             "volumeMounts": [{"name": "context", "mountPath": CONTEXT_DIR, "readOnly": True}],
                             "securityContext": kaniko_security_context(settings),

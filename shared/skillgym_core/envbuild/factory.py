@@ -10,9 +10,16 @@ from skillgym_core.settings import CommonSettings
 
 def environment_provider(settings: CommonSettings, sandbox_name: str) -> EnvironmentProvider | None:
     """The cached-venv builder for the local sandbox, the Dockerfile builder for the container
-    sandbox; none for Kubernetes (the operator builds images there)."""
-    if not settings.env_build or sandbox_name not in ("local", "container"):
+    sandbox, and for Kubernetes the build contexts the operator builds into the cluster's registry."""
+    if not settings.env_build or sandbox_name not in ("local", "container", "kubernetes"):
         return None
+    if sandbox_name == "kubernetes":
+        if not settings.k8s_build_images:
+            return None
+        from skillgym_core.envbuild.cluster import ClusterImageProvider
+        from skillgym_core.store.factory import make_store
+
+        return ClusterImageProvider(make_store(settings))
     if sandbox_name == "container":
         from skillgym_core.envbuild.image import ImageProvider
         from skillgym_core.sandbox.container.engine import connect

@@ -40,15 +40,30 @@ class Mount:
 
 
 @dataclass(frozen=True)
-class ImageRoot(Mount):
-    """The run's root filesystem is ``image`` (a container image): only backends that run
-    containers accept it; the others refuse the run with a typed error. ``network``: the task
-    allows the network (Harbor's ``public`` or ``allowlist``); runs are offline otherwise."""
+class RootMarker(Mount):
+    """Not a mount: what the run's root filesystem is. A backend that cannot provide it refuses
+    the run with a typed error."""
 
     host: Path = Path("/")
     target: str = "/"
+
+
+@dataclass(frozen=True)
+class ImageRoot(RootMarker):
+    """The run's root filesystem is ``image`` (a container image): only backends that run
+    containers accept it. ``network``: the task allows the network (Harbor's ``public`` or
+    ``allowlist``); runs are offline otherwise."""
+
     image: str = ""
     network: bool = False
+
+
+@dataclass(frozen=True)
+class BuildContext(RootMarker):
+    """The run's image is built from the task's environment, packed in the store at
+    ``context_key``: the Kubernetes backend has the operator build it (cached by that key)."""
+
+    context_key: str = ""
 
 
 @dataclass

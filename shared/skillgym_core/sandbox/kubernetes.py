@@ -28,7 +28,7 @@ from skillgym_core.archive import pack_dir, unpack_dir
 from skillgym_core.errors import ArtifactNotFound, SandboxError
 from skillgym_core.ids import sha256_hex
 from skillgym_core.metrics import SANDBOX_RUNS, SANDBOX_SECONDS
-from skillgym_core.sandbox.base import Limits, Mount, Outcome, SandboxResult
+from skillgym_core.sandbox.base import BuildContext, ImageRoot, Limits, Mount, Outcome, RootMarker, SandboxResult
 from skillgym_core.sandbox.bwrap import check_target
 from skillgym_core.settings import CommonSettings
 from skillgym_core.store.base import Store, get_json
@@ -66,6 +66,12 @@ def _default_namespace() -> str:
     if SERVICE_ACCOUNT_NAMESPACE.is_file():
         return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
     return "default"
+
+
+def split_root(mounts: Sequence[Mount]) -> tuple[list[Mount], RootMarker | None]:
+    """The real mounts, and the last marker of what the run's root filesystem is (if any)."""
+    roots = [m for m in mounts if isinstance(m, RootMarker)]
+    return [m for m in mounts if not isinstance(m, RootMarker)], (roots[-1] if roots else None)
 
 
 class KubernetesSandbox:
@@ -167,7 +173,9 @@ class KubernetesSandbox:
         limits: Limits,
         stdin_key: str | None,
         input_mb: int = 0,
+        root: RootMarker | None = None,
     ) -> dict[str, Any]:
+        """The SandboxRun; ``root`` (a task's image, or its build context) overrides the sandbox's own."""
         spec: dict[str, Any] = {
             "command": list(command),
             "workdir": workdir,
@@ -183,7 +191,11 @@ class KubernetesSandbox:
                 "ephemeralStorageMb": max(64, limits.storage_mb or limits.file_size_mb * 4) + input_mb,
             },
         }
-        if self.image:
+        if isinstance(root, ImageRoot):
+            spec["image"] = root.image
+        elif isinstance(root, BuildContext):
+            spec["build"] = {"contextKey": root.context_key}
+        elif self.image:
             spec["image"] = self.image
         elif self.build_context_key:
             spec["build"] = {"contextKey": self.build_context_key}
@@ -217,12 +229,13 @@ class KubernetesSandbox:
         stdin: bytes | None,
         started: float,
     ) -> SandboxResult:
+        mounts, root = split_root(mounts)
         mount_specs, input_mb = self.mount_specs(run_name, mounts)
         stdin_key = None
         if stdin is not None:
             stdin_key = keys.sandbox_run(run_name, "stdin")
             self.store.put_bytes(stdin_key, stdin)
-        body = self.manifest(run_name, command, mount_specs, workdir, env, limits, stdin_key, input_mb)
+        body = self.manifest(run_name, command, mount_specs, workdir, env, limits, stdin_key, input_mb, root)
         self.create_run(body)
         status = self.wait(run_name, limits.wall_s + self.start_slack_s)
         return self.result(status, mounts, mount_specs, time.monotonic() - started, run_name)

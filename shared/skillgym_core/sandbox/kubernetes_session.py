@@ -20,7 +20,7 @@ from skillgym_core.errors import ArtifactNotFound, SandboxError
 from skillgym_core.metrics import SANDBOX_RUNS, SANDBOX_SECONDS
 from skillgym_core.sandbox import steps
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, SandboxResult
-from skillgym_core.sandbox.kubernetes import GROUP, PLURAL, TERMINAL, VERSION, KubernetesSandbox
+from skillgym_core.sandbox.kubernetes import GROUP, PLURAL, TERMINAL, VERSION, KubernetesSandbox, split_root
 from skillgym_core.store.base import get_json, put_json
 
 REPLY_SLACK_S = 30.0  # a step's reply may take this long beyond its own timeout (store round trips)
@@ -53,8 +53,9 @@ class KubernetesSession:
         shell: Sequence[str],
     ) -> KubernetesSession:
         run_name = f"sbs-{uuid.uuid4().hex[:16]}"
+        mounts, root = split_root(mounts)
         mount_specs, input_mb = sandbox.mount_specs(run_name, mounts)
-        body = sandbox.manifest(run_name, list(shell), mount_specs, workdir, env, limits, None, input_mb)
+        body = sandbox.manifest(run_name, list(shell), mount_specs, workdir, env, limits, None, input_mb, root)
         session = cls(sandbox, run_name, mounts, mount_specs, 1, False)
         body["spec"]["session"] = {"channel": session.channel, "idleSeconds": max(1, int(idle_s))}
         sandbox.create_run(body)
@@ -65,7 +66,7 @@ class KubernetesSession:
         cls, sandbox: KubernetesSandbox, record: Mapping[str, Any], *, mounts: Sequence[Mount]
     ) -> KubernetesSession:
         run_name = str(record["run"])
-        session = cls(sandbox, run_name, mounts, list(record["mountSpecs"]), 1, True)
+        session = cls(sandbox, run_name, split_root(mounts)[0], list(record["mountSpecs"]), 1, True)
         sent = [n for key in sandbox.store.list(steps.steps_prefix(session.channel)) if (n := steps.step_of(key))]
         session.next_step = max(sent, default=0) + 1
         phase = session._phase()

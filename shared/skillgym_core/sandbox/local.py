@@ -24,7 +24,7 @@ from typing import Any
 from skillgym_core.errors import SandboxError
 from skillgym_core.metrics import SANDBOX_RUNS, SANDBOX_SECONDS
 from skillgym_core.sandbox import bwrap, seccomp
-from skillgym_core.sandbox.base import ImageRoot, Limits, Mount, Outcome, SandboxResult
+from skillgym_core.sandbox.base import Limits, Mount, Outcome, RootMarker, SandboxResult
 from skillgym_core.sandbox.cgroups import RunCgroup, available_controllers
 from skillgym_core.sandbox.hostmounts import hand_over_tree, staged
 from skillgym_core.sandbox.identity import SandboxIdentity, sandbox_identity
@@ -126,7 +126,7 @@ class LocalSandbox:
         limits = limits or Limits()
         started = time.monotonic()
         try:
-            if any(isinstance(m, ImageRoot) for m in mounts):
+            if any(isinstance(m, RootMarker) for m in mounts):
                 raise SandboxError("the run needs a container image (its task has a Dockerfile environment); "
                                    "the local sandbox runs on the host's slice, use the container sandbox",
                                    reason="image_environment")

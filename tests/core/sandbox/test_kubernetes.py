@@ -188,3 +188,34 @@ def test_a_session_resumes_from_its_record_and_can_be_discarded(
     wait_for(lambda: not apiserver.objects("skillgym.io/v1alpha1/sandboxruns", NAMESPACE), what="run deleted")
     with pytest.raises(SandboxError, match="session"):
         resume_session(sandbox, session.record(), mounts=mounts, workdir="/app", env=None, limits=Limits(wall_s=9))
+
+
+def test_a_tasks_dockerfile_reaches_its_runs_as_a_build_context(sandbox: KubernetesSandbox, store: LocalStore,
+                                                               tmp_path: Path) -> None:
+    from skillgym_core.contracts.task import TaskDir
+    from skillgym_core.envbuild import environment_provider
+    from skillgym_core.envbuild.cluster import ClusterImageProvider
+    from skillgym_core.sandbox.base import BuildContext
+    from skillgym_core.sandbox.kubernetes import split_root
+    from skillgym_core.sandbox.local import LocalSandbox
+    from skillgym_core.settings import CommonSettings
+
+    from tests.support.harbor_tasks import apt_inventory
+
+    task = TaskDir(apt_inventory(tmp_path / "task"))
+    provider = ClusterImageProvider(store)
+    prepared = provider.prepare(task)
+    assert prepared is not None and not prepared.cache_hit
+    assert store.get_bytes(prepared.context_key) == pack_dir(task.root / "environment")
+    again = provider.prepare(task)
+    assert again is not None and again.cache_hit and again.context_key == prepared.context_key
+    mounts, root = split_root([Mount(tmp_path, "/app", writable=True), *prepared.mounts()])
+    assert mounts == [Mount(tmp_path, "/app", writable=True)]
+    body = sandbox.manifest("sbx-9", ["true"], [], "/app", {}, Limits(), None, root=root)
+    assert body["spec"]["build"] == {"contextKey": prepared.context_key} and "image" not in body["spec"]
+    (task.root / "environment" / "Dockerfile").write_text("FROM python:3.12-slim\nWORKDIR /app\n")
+    changed = provider.prepare(task)
+    assert changed is not None and changed.context_key != prepared.context_key
+    assert environment_provider(CommonSettings(), "kubernetes") is None  # off unless the cluster has a registry
+    refused = LocalSandbox().run(["true"], mounts=[BuildContext(context_key=prepared.context_key)])
+    assert refused.outcome is Outcome.SANDBOX_ERROR and refused.detail["reason"] == "image_environment"

@@ -19,7 +19,7 @@ from typing import Any
 
 from skillgym_core.errors import SandboxError
 from skillgym_core.metrics import SANDBOX_RUNS, SANDBOX_SECONDS
-from skillgym_core.sandbox.base import ImageRoot, Limits, Mount, Outcome, SandboxResult
+from skillgym_core.sandbox.base import ImageRoot, Limits, Mount, Outcome, RootMarker, SandboxResult
 from skillgym_core.sandbox.bwrap import UNTRUSTED_RUNNER, untrusted_runner_source
 from skillgym_core.sandbox.container.engine import connect
 from skillgym_core.sandbox.container.images import PYTHON_BASE
@@ -36,7 +36,7 @@ def _host_config(api: Any, mounts: Sequence[Mount], limits: Limits, stdin_file: 
                  network: bool = False, runner: Path | None = None) -> Any:
     from docker.types import LogConfig, Ulimit
 
-    binds = [f"{m.host}:{m.target}:{'rw' if m.writable else 'ro'}" for m in mounts if not isinstance(m, ImageRoot)]
+    binds = [f"{m.host}:{m.target}:{'rw' if m.writable else 'ro'}" for m in mounts if not isinstance(m, RootMarker)]
     if stdin_file is not None:
         binds.append(f"{stdin_file}:{STDIN_TARGET}:ro")
     if runner is not None:
@@ -118,6 +118,10 @@ class ContainerSandbox:
         image = roots[-1].image if roots else self.default_image
         network = bool(roots) and roots[-1].network
         started = time.monotonic()
+        if any(isinstance(m, RootMarker) and not isinstance(m, ImageRoot) for m in mounts):
+            return SandboxResult(Outcome.SANDBOX_ERROR, None, "", "the run's image is to be built by the cluster's "
+                                 "operator; the container sandbox builds task images itself", 0.0,
+                                 detail={"reason": "image_environment"})  # fmt: skip
         with tempfile.TemporaryDirectory(prefix="skillgym-ctr-") as tmp:
             Path(tmp).chmod(0o755)
             # the confining runner a verifier uses on agent-written code, as on every sandbox
