@@ -45,6 +45,8 @@ from skillgym_core.sandbox.workspace import (
 )
 
 SKILLS_MOUNT = "/skills"
+AGENT_LOGS_MOUNT = "/logs/agent"
+AGENT_LOGS_MB = 64
 MAX_REWARD_FILE_BYTES = 64 * 1024
 MAX_PROTECTED_INPUT_BYTES = 1 << 30
 # Settings every git command of the verifier runs with, above the repository's own config: an
@@ -257,6 +259,24 @@ class TaskRunner:
         prepared = self.prepare_environment(task)
         return ([], env) if prepared is None else (prepared.mounts(), prepared.run_env(env))
 
+    def agent_logs(self, workspace: Path) -> Path:
+        """The run's ``/logs/agent`` (Harbor's layout): beside ``workspace``, kept across its
+        commands and the solution, writable by them; the verifier never sees it."""
+        logs = workspace.parent / f"{workspace.name}.agent-logs"
+        if not logs.is_dir():
+            logs.mkdir(mode=0o755)
+            # a volume of its own, as the workspace's: bounded, and no host path in the run's mount table
+            if not self._volume(logs, AGENT_LOGS_MB) and (owner := self._owner()) is not None:
+                os.chown(logs, *owner)
+        return logs
+
+    def _agent_mounts(self, task: TaskDir, workspace: Path, skills: Path | None) -> list[Mount]:
+        mounts = [Mount(workspace, self.workdir(task), writable=True),
+                  Mount(self.agent_logs(workspace), AGENT_LOGS_MOUNT, writable=True)]  # fmt: skip
+        if skills is not None and skills.is_dir():
+            mounts.append(Mount(skills, SKILLS_MOUNT))
+        return mounts
+
     def workdir(self, task: TaskDir) -> str:
         """Where the workspace is mounted and every run starts: ``[environment] workdir``."""
         return self.config(task).environment.workdir
@@ -298,10 +318,9 @@ class TaskRunner:
             task,
             ["bash", "/solution/solve.sh"],
             [
-                Mount(workspace, self.workdir(task), writable=True),
-                Mount(solution or task.solution, "/solution"),
                 # the oracle sees the skill where the agent does (the image copies it to skills_dir)
-                *([Mount(task.skills, SKILLS_MOUNT)] if task.skills.is_dir() else []),
+                *self._agent_mounts(task, workspace, task.skills),
+                Mount(solution or task.solution, "/solution"),
             ],
             None,
             timeout,
@@ -317,9 +336,7 @@ class TaskRunner:
         timeout_s: float = 120,
         env: Mapping[str, str] | None = None,
     ) -> SandboxResult:
-        mounts = [Mount(workspace, self.workdir(task), writable=True)]
-        if skills is not None and skills.is_dir():
-            mounts.append(Mount(skills, SKILLS_MOUNT))
+        mounts = self._agent_mounts(task, workspace, skills)
         return self.run_in_environment(task, ["bash", "-lc", command], mounts, env, timeout_s)
 
     def open_agent_session(
@@ -331,9 +348,7 @@ class TaskRunner:
         session a previous process opened is resumed. Raises :class:`EnvironmentBuildError` when the
         task's environment cannot be prepared, :class:`SandboxError` when a session is lost."""
         workdir = self.workdir(task)
-        mounts = [Mount(workspace, workdir, writable=True)]
-        if skills is not None and skills.is_dir():
-            mounts.append(Mount(skills, SKILLS_MOUNT))
+        mounts = self._agent_mounts(task, workspace, skills)
         extra_mounts, run_env = self.environment_extras(task)
         mounts += extra_mounts
         limits = self._limits(task, lifetime_s)

@@ -81,10 +81,21 @@ def test_agent_never_sees_tests_or_solution(runner: TaskRunner, tmp_path: Path) 
     task = make_task(tmp_path / "task")
     workspace = runner.fresh_workspace(task, tmp_path)
     result = runner.run_agent_command(
-        task, workspace, f"ls /tests /solution /logs {task.root}/tests {task.root}/solution 2>&1; ls /"
+        task, workspace, f"ls /tests /solution {task.root}/tests {task.root}/solution 2>&1; ls /logs; ls /"
     )
     assert "test.sh" not in result.stdout and "solve.sh" not in result.stdout
-    assert {"tests", "solution", "logs"}.isdisjoint(result.stdout.split())
+    assert {"tests", "solution", "verifier"}.isdisjoint(result.stdout.split())  # /logs holds only agent/
+
+
+def test_logs_agent_is_kept_across_commands_and_hidden_from_the_verifier(runner: TaskRunner, tmp_path: Path) -> None:
+    task = make_task(tmp_path / "task", test_sh="#!/bin/bash\nls -A /logs; cat /logs/agent/note 2>&1\n")
+    workspace = runner.fresh_workspace(task, tmp_path)
+    assert runner.run_agent_command(task, workspace, "echo first > /logs/agent/note").ok
+    assert runner.run_agent_command(task, workspace, "cat /logs/agent/note").stdout == "first\n"
+    assert runner.run_solution(task, workspace).ok  # the solution's runs have it too
+    verdict = runner.verify(task, workspace)
+    assert verdict.result is not None and "first" not in verdict.result.stdout
+    assert verdict.result.stdout.split()[0] == "verifier"
 
 
 def test_skills_are_mounted_read_only(runner: TaskRunner, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ harness whose CLI the image lacks ends with a typed error."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -69,7 +70,9 @@ def test_mini_swe_agent_acts_in_the_task_image_from_outside(ctx: ServiceContext,
     assert runs["mini-swe-agent"].passed, runs["mini-swe-agent"]
     trajectory = ctx.store.get_bytes(runs["mini-swe-agent"].atif_key).decode()
     assert "/workspace" in trajectory and "2000000" in trajectory and "Debian" in trajectory
-    assert "OPENAI_API_KEY" not in trajectory and "SKILLGYM" not in trajectory  # no host environment in the image
+    # no host environment in the image: the sandbox's own runner variable is all of SkillGym there
+    assert "OPENAI_API_KEY" not in trajectory and set(re.findall(r"SKILLGYM_\w+", trajectory)) == {
+        "SKILLGYM_RUN_UNTRUSTED"}
     assert not runs["claude-code"].passed
     record = ctx.store.get_bytes(runs["claude-code"].verification_key).decode()
     assert "not_installed" in record

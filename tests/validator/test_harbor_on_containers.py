@@ -16,7 +16,7 @@ from skillgym_core.taskrun import TaskRunner
 from skillgym_validator.settings import ValidatorSettings
 from skillgym_validator.validation import validate_task_dirs
 
-from tests.support.harbor_tasks import harbor_suite
+from tests.support.harbor_tasks import harbor_suite, hello_world
 from tests.support.podman import PodmanService
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.deferred_service]
@@ -67,3 +67,8 @@ def test_runs_are_online_only_where_the_task_allows_it(suite: dict[str, Path], r
     online = TaskDir(suite["hello-world"])  # Harbor's default: the internet is allowed
     assert _interfaces(runner, offline, runner.fresh_workspace(offline, tmp_path)) == ["lo"]
     assert len(_interfaces(runner, online, runner.fresh_workspace(online, tmp_path))) > 1
+    # an allowlist cannot be enforced per host by the engine: such a task gets no network at all
+    listed = hello_world(tmp_path / "allowlisted")
+    (listed / "task.toml").write_text((listed / "task.toml").read_text().replace(
+        "[environment]\n", '[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n'))
+    assert _interfaces(runner, TaskDir(listed), runner.fresh_workspace(TaskDir(listed), tmp_path)) == ["lo"]

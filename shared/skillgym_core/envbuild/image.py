@@ -1,7 +1,11 @@
 """Task environments as container images: the task's ``environment/Dockerfile`` built on the
-container engine (build-time network on; runs stay offline), cached by content (see
+container engine (build-time network on), cached by content (see
 :mod:`skillgym_core.sandbox.container.images`). A task without a Dockerfile runs on the
-container sandbox's default base image."""
+container sandbox's default base image.
+
+Runs are offline unless the task's network is ``public``. An ``allowlist`` task runs offline too:
+the engine cannot limit a container's egress to named hosts, and a run gets less network than it
+asked for, never more."""
 
 from __future__ import annotations
 
@@ -62,5 +66,5 @@ class ImageProvider:
         return ImageEnvironment(
             key=built.tag, host_path=Path(context), target="/", cache_hit=built.cache_hit,
             build_seconds=built.build_seconds, image=built.tag, warnings=tuple(built.warnings),
-            network=not task.config().environment.offline, exporter=self.builder.export,
+            network=task.config().environment.network == "public", exporter=self.builder.export,
         )  # fmt: skip
