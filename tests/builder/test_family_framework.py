@@ -224,3 +224,43 @@ def test_families_command_shows_a_familys_example_task(capsys: pytest.CaptureFix
     assert shown["instruction"].startswith("# ") and shown["rubric"] and shown["inputs"]
     assert main(["families", "--example", "layered-config", "--difficulty", "hard"]) == 0
     assert "checker (weight, rubric item):" in capsys.readouterr().out
+
+
+GRAPH_SKILL = """---
+name: graph-metrics
+description: network analysis with networkx
+---
+
+# Graph metrics
+
+```python
+import networkx as nx
+import numpy as np
+
+graph = nx.read_edgelist("edges.txt")
+print(nx.betweenness_centrality(graph))
+```
+
+From the results, report the most central nodes in a table.
+"""
+
+
+def test_a_family_built_on_other_libraries_does_not_take_a_library_skill(tmp_path: Path) -> None:
+    """A networkx skill classified as data analysis would get a pandas profiling task that never
+    touches networkx: refused with the reason. The same skill working in pandas as well keeps the
+    tabular family; a prose skill naming no library is not affected."""
+    spec = registry().get("tabular-profile").spec
+    folder = tmp_path / "graph-metrics"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(GRAPH_SKILL)
+    verdict = assess(spec, SkillEvidence.of(card_for("graph-metrics", "data-analysis", folder=folder)))
+    assert (verdict.fits, verdict.code) == (False, "skill_library_elsewhere")
+    assert "networkx" in verdict.reason and "library:networkx" in verdict.evidence and "numpy" not in verdict.evidence
+    assert registry().choose(card_for("graph-metrics", "data-analysis", folder=folder)).family is None
+    (folder / "SKILL.md").write_text(GRAPH_SKILL.replace("import numpy as np", "import pandas as pd"))
+    assert assess(spec, SkillEvidence.of(card_for("graph-metrics", "data-analysis", folder=folder))).fits
+    (folder / "SKILL.md").write_text(GRAPH_SKILL.replace("from networkx", "").replace("import networkx as nx\n", ""))
+    assert assess(spec, SkillEvidence.of(card_for("graph-metrics", "data-analysis", folder=folder))).code == "subcategory"
+    prose = "---\nname: p\ndescription: d\n---\n\nfrom the raw exports we import nothing; compare the columns.\n"
+    (folder / "SKILL.md").write_text(prose)  # prose lines starting with "from"/"import" are not imports
+    assert assess(spec, SkillEvidence.of(card_for("graph-metrics", "data-analysis", folder=folder))).code == "subcategory"

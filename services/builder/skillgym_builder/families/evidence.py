@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillgym_builder.families.base import FamilySpec, Fit
+from skillgym_builder.families.libraries import family_libraries, skill_libraries, skill_main_libraries
 from skillgym_builder.skillcard import SkillCard
 
 SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".ts", ".rb", ".pl")
@@ -75,6 +76,13 @@ def assess(
     missing = [b for b in spec.dependencies.binaries if not have_binary(b)]
     if missing:
         return no("missing_binaries", f"{spec.id} needs {', '.join(missing)}, which this builder lacks")
+    own = skill_main_libraries(evidence.packages, evidence.text)
+    built_on = family_libraries(spec.fit.packages, spec.dependencies.python, spec.dependencies.skill_extras)
+    if own and not skill_libraries(evidence.packages, evidence.text) & built_on:
+        libraries = ", ".join(sorted(own)[:5])
+        return no("skill_library_elsewhere", f"the skill is about {libraries}, none of which {spec.id}'s tasks "
+                  f"use (they are built on {', '.join(sorted(built_on)[:5]) or 'the standard library'})",
+                  [f"library:{name}" for name in sorted(own)])
     if evidence.subcategory and evidence.subcategory in spec.subcategories:
         return Fit(family=spec.id, fits=True, code="subcategory", strength=2,
                    reason=f"serves subcategory {evidence.subcategory}", evidence=[f"subcategory:{evidence.subcategory}"])

@@ -15,25 +15,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from skillgym_builder.families.evidence import SCRIPT_SUFFIXES, SkillEvidence
+from skillgym_builder.families.libraries import import_name, imported_modules
 from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import TemplateOutput
 
 UsageKind = Literal["script", "library", "tool", "skill_facts", "none"]
-# Distribution names whose import name differs; everything else imports as its canonical name.
-IMPORT_NAMES = {
-    "pillow": "PIL", "python-docx": "docx", "python-pptx": "pptx", "pyyaml": "yaml", "scikit-learn": "sklearn",
-    "beautifulsoup4": "bs4", "opencv-python": "cv2", "opencv-python-headless": "cv2", "pymupdf": "fitz",
-    "python-dateutil": "dateutil", "biopython": "Bio", "rdkit": "rdkit", "faster-whisper": "faster_whisper",
-    "pytorch-lightning": "pytorch_lightning", "python-frontmatter": "frontmatter",
-}
-_IMPORT = re.compile(r"^\s*(?:import|from)\s+([A-Za-z_][\w]*)", re.M)
 _MODULE_RUN = re.compile(r"\bpython3?\s+-m\s+([A-Za-z_][\w]*)")
 _COMMAND = re.compile(r"^\s*(?:[A-Z_]+=\S+\s+)*([\w.+-]+)", re.M)
-
-
-def import_name(distribution: str) -> str:
-    name = canonicalize_name(distribution)
-    return IMPORT_NAMES.get(name, name.replace("-", "_"))
 
 
 def _requirement_names(lines: list[str]) -> set[str]:
@@ -57,7 +45,7 @@ def skill_libraries(card: SkillCard) -> set[str]:
     which only counts what the task installs)."""
     evidence = SkillEvidence.of(card)
     names = {import_name(p) for p in evidence.packages}
-    names |= set(_IMPORT.findall(card.skill_md))
+    names |= set(imported_modules(card.skill_md))
     return names
 
 
@@ -70,7 +58,7 @@ def skill_usage(card: SkillCard, output: TemplateOutput) -> dict[str, Any]:
     scripts = sorted(p for p in shipped if p.lower().endswith(SCRIPT_SUFFIXES) and f"{skill_root}{p}" in solve)
     distributions = _requirement_names(list(output.requirements))
     installed = {import_name(name) for name in distributions}
-    imported = set(_IMPORT.findall(solve)) | set(_MODULE_RUN.findall(solve))
+    imported = imported_modules(solve) | set(_MODULE_RUN.findall(solve))
     named = skill_libraries(card) | {import_name(d) for d in distributions if _names(card.skill_md, d)}
     libraries = sorted(named & installed & imported)
     tools = sorted(SkillEvidence.of(card).binaries & set(_COMMAND.findall(solve)))
