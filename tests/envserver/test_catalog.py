@@ -1,5 +1,5 @@
-"""The catalog refuses tasks that are not servable for good (invalid, or multi-step), but a
-store that is down for a moment only delays a task: it is loaded on the next refresh."""
+"""The catalog refuses tasks that are not servable for good, but a store that is down for a
+moment only delays a task: it is loaded on the next refresh."""
 
 from __future__ import annotations
 
@@ -9,10 +9,7 @@ import pytest
 from skillgym_core.errors import StoreUnavailable
 from skillgym_core.store.local import LocalStore
 from skillgym_envserver.catalog import TaskCatalog, TaskNotServable
-from skillgym_validator.harbor_import import import_tasks
-from skillgym_validator.settings import ValidatorSettings
 
-from tests.support.harbor_tasks import log_steps
 from tests.support.validated_tasks import publish_validated
 
 
@@ -40,13 +37,3 @@ def test_a_store_outage_delays_a_task_and_an_invalid_one_stays_refused(tmp_path:
     with pytest.raises(TaskNotServable):
         catalog.get("task-invalid01")
 
-
-def test_a_multi_step_task_is_validated_but_not_served(tmp_path: Path) -> None:
-    store = LocalStore(tmp_path / "store")
-    [record] = import_tasks([log_steps(tmp_path / "log-steps")], store,
-                            settings=ValidatorSettings(env_cache=tmp_path / "env-cache"))
-    assert record["valid"], record
-    catalog = TaskCatalog(store, tmp_path / "cache", refresh_s=0)
-    assert catalog.entries() == []
-    with pytest.raises(TaskNotServable):
-        catalog.get(record["task_id"])

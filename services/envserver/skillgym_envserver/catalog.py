@@ -1,9 +1,5 @@
 """The validated tasks the server can open episodes on: read from the validators' records in the
-store, unpacked once each into the server's state folder (kept across restarts).
-
-A multi-step task is refused here: an episode has one instruction and one verdict, and a step's
-setup and gate between two of an agent's calls have no place in this protocol yet. Such tasks
-are sampled and validated like the others."""
+store, unpacked once each into the server's state folder (kept across restarts)."""
 
 from __future__ import annotations
 
@@ -107,12 +103,7 @@ class TaskCatalog:
             return None
         package_key = record.get("package_key") or keys.task_package(task_id)
         root = self._unpacked(task_id, package_key)
-        config = TaskDir(root).config()
-        if config.is_multi_step:
-            log.warning("multi-step task not served as episodes", extra={"task_id": task_id,
-                                                                          "steps": [s.name for s in config.steps]})
-            return None
-        metadata = config.metadata
+        metadata = TaskDir(root).config().metadata
         return TaskEntry(
             task_id=task_id, package_key=package_key, skill_id=metadata.skill_id, skill_name=metadata.skill_name,
             family=metadata.template, category=record.get("category") or metadata.category,

@@ -17,6 +17,7 @@ from skillgym_core.contracts.events import HardeningRequested, Payload
 from skillgym_core.envbuild.provider import EnvironmentBuildError
 from skillgym_core.errors import SandboxError, SkillGymError
 from skillgym_core.ids import content_id
+from skillgym_core.multistep import StepOutcome
 from skillgym_core.rlenv.api import (
     TOOL_SCHEMAS,
     EpisodeLimits,
@@ -31,15 +32,16 @@ from skillgym_core.rlenv.api import (
 from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.sandbox.session import SandboxSession
 from skillgym_core.store.base import Store
-from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner
+from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner, VerifierOutcome
 
 from skillgym_envserver import metrics
-from skillgym_envserver.catalog import TaskCatalog
+from skillgym_envserver.catalog import TaskCatalog, TaskEntry
 from skillgym_envserver.curriculum import Curriculum
 from skillgym_envserver.records import Episode, EpisodeRecords, ToolStep
 from skillgym_envserver.rewards import components, reward
 from skillgym_envserver.rollout import HARNESS, store_rollout
 from skillgym_envserver.settings import EnvServerSettings
+from skillgym_envserver.task_steps import StepNotReady, grade_step, rolled_up, start_step, verdict_record
 from skillgym_envserver.tools import ToolLimits, run_call
 
 log = logging.getLogger(__name__)
@@ -135,6 +137,14 @@ class EpisodeManager:
             parent = self.workspaces / episode_id
             parent.mkdir(parents=True)
             workspace = self.runner.fresh_workspace(entry.task, parent)
+            step_names, instructions = [], []
+            if self.runner.config(entry.task).is_multi_step:
+                try:
+                    name, text = start_step(self.runner, entry.task, 0, workspace)
+                except StepNotReady:
+                    discard_tree(parent)
+                    raise
+                step_names, instructions = [name], [text]
             now = time.time()
             skill_provided = request.skill_provided and entry.task.skills.is_dir()
             ttl_s = request.ttl_s or self.settings.episode_ttl_s
@@ -152,7 +162,8 @@ class EpisodeManager:
                 category=entry.category, family=entry.family, skill_provided=skill_provided,
                 reward_mode=request.reward, policy=request.policy,
                 max_steps=max_steps, ttl_s=ttl_s, created_at=now, last_active_at=now,
-                instruction=entry.task.instruction(), workspace=str(workspace), session=session.record(),
+                instruction=instructions[0] if instructions else entry.task.instruction(), workspace=str(workspace),
+                session=session.record(), step_names=step_names, instructions=instructions,
             )  # fmt: skip
             self.records.save(episode)
             self._remember(episode)
@@ -168,7 +179,8 @@ class EpisodeManager:
             limits=EpisodeLimits(max_steps=episode.max_steps, step_timeout_s=self.settings.step_timeout_s,
                                  ttl_s=episode.ttl_s, expires_at=episode.expires_at),
             skill_provided=skill_provided, skills_path=SKILLS_MOUNT if skill_provided else None,
-            workdir=self.runner.workdir(entry.task), reward=episode.reward_mode,
+            workdir=self.runner.workdir(entry.task), reward=episode.reward_mode, task_step=episode.current_step,
+            task_steps=[s.name for s in self.runner.config(entry.task).steps],
         )  # fmt: skip
 
     def step(self, episode_id: str, request: StepRequest) -> StepResult:
@@ -185,7 +197,8 @@ class EpisodeManager:
             took = time.time() - started
             episode.steps.append(ToolStep(tool=request.tool, arguments=request.arguments,
                                           observation=outcome.observation, exit_code=outcome.exit_code,
-                                          malformed=outcome.malformed, started_at=started, duration_s=took))
+                                          malformed=outcome.malformed, started_at=started, duration_s=took,
+                                          task_step=episode.current_step))
             episode.last_active_at = time.time()
             self.records.save(episode)
         metrics.STEP_SECONDS.labels(request.tool if not outcome.malformed else "malformed").observe(took)
@@ -210,7 +223,13 @@ class EpisodeManager:
                 raise SessionLost(f"episode {episode_id}: its files could not be collected: {exc}",
                                   episode_id=episode_id) from exc  # fmt: skip
             started = time.perf_counter()
-            outcome = self.runner.verify(entry.task, Path(episode.workspace))
+            if episode.step_names:
+                graded = self._finish_task_step(episode, entry)
+                if isinstance(graded, FinishResult):
+                    return graded
+                outcome = graded
+            else:
+                outcome = self.runner.verify(entry.task, Path(episode.workspace))
             verify_s = time.perf_counter() - started
             parts = components(outcome, episode.malformed_calls, self.settings.format_penalty,
                                self.settings.format_penalty_cap)
@@ -222,6 +241,7 @@ class EpisodeManager:
                 passed=outcome.passed, reward_mode=episode.reward_mode, components=parts,
                 rubric={k: v for k, v in outcome.rewards.items() if k != "reward"},
                 failure_type=outcome.failure_type, steps=len(episode.steps), malformed_calls=episode.malformed_calls,
+                task_step=episode.current_step, task_steps=list(episode.step_verdicts) or None,
             )  # fmt: skip
             self._end(episode, EpisodeStatus.FINISHED)
             with self._lock:
@@ -237,6 +257,49 @@ class EpisodeManager:
                                             "reward": value, "pass_rate": stats.pass_rate})
         self.flush_events()
         return episode.result
+
+    def _finish_task_step(self, episode: Episode, entry: TaskEntry) -> FinishResult | VerifierOutcome:
+        """Grade a multi-step task's current step; open the next one when the step met its gate
+        and one remains (the result then says so), else the episode's rolled-up verdict."""
+        config = self.runner.config(entry.task)
+        workspace = Path(episode.workspace)
+        name = episode.current_step or config.steps[0].name
+        step = grade_step(self.runner, entry.task, name, workspace, self.workspaces / episode.episode_id)
+        episode.step_verdicts.append(verdict_record(step))
+        index = len(episode.step_names)
+        if not step.below_minimum and index < len(config.steps):
+            try:
+                next_name, text = start_step(self.runner, entry.task, index, workspace)
+                session = self._reopen(episode, fresh=True)
+            except (StepNotReady, SandboxError, EnvironmentBuildError) as exc:
+                failure = exc.details.get("failure", exc.reason) if isinstance(exc, SkillGymError) else "session_lost"
+                episode.step_verdicts.append({"name": config.steps[index].name, "reward": 0.0, "rewards": {},
+                                              "passed": False, "failure_type": failure, "below_min_reward": False,
+                                              "error": failure})  # fmt: skip
+            else:
+                with self._lock:
+                    self._sessions[episode.episode_id] = session
+                episode.session, episode.instruction = session.record(), text
+                episode.step_names.append(next_name)
+                episode.instructions.append(text)
+                episode.last_active_at = time.time()
+                self.records.save(episode)
+                return self._step_result(episode, step, next_name, text)
+        return rolled_up(config, episode.step_verdicts, step.verifier, self.runner.pass_threshold)
+
+    def _step_result(self, episode: Episode, step: StepOutcome, next_name: str, text: str) -> FinishResult:
+        assert step.verifier is not None
+        parts = components(step.verifier, episode.malformed_calls, self.settings.format_penalty,
+                           self.settings.format_penalty_cap)  # fmt: skip
+        return FinishResult(
+            episode_id=episode.episode_id, task_id=episode.task_id,
+            trajectory_id=content_id("traj", {"episode_id": episode.episode_id, "task_id": episode.task_id}),
+            reward=reward(episode.reward_mode, parts), passed=step.verifier.passed, reward_mode=episode.reward_mode,
+            components=parts, rubric={k: v for k, v in step.verifier.rewards.items() if k != "reward"},
+            failure_type=step.verifier.failure_type, steps=len(episode.steps), malformed_calls=episode.malformed_calls,
+            done=False, task_step=step.name, next_step=next_name, next_instruction=text,
+            task_steps=list(episode.step_verdicts),
+        )  # fmt: skip
 
     def delete(self, episode_id: str) -> None:
         episode, lock = self._any_episode(episode_id)
@@ -308,12 +371,13 @@ class EpisodeManager:
             self._sessions[episode.episode_id] = session
         return session
 
-    def _reopen(self, episode: Episode) -> SandboxSession:
+    def _reopen(self, episode: Episode, *, fresh: bool = False) -> SandboxSession:
+        """The session the episode's record names, or (``fresh``) a new one on its workspace."""
         entry = self.catalog.get(episode.task_id)
         return self.runner.open_agent_session(
             entry.task, Path(episode.workspace), skills=entry.task.skills if episode.skill_provided else None,
             lifetime_s=episode.max_steps * self.settings.step_timeout_s + episode.ttl_s, idle_s=episode.ttl_s,
-            record=episode.session or {},
+            record=None if fresh else episode.session or {},
         )  # fmt: skip
 
     def _close_discarding(self, episode: Episode, session: SandboxSession | None) -> None:

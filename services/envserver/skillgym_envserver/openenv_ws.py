@@ -51,10 +51,12 @@ class OpenEnvSession:
         if kind == "step":
             if data.get("finish") is True:
                 result = await run_in_threadpool(self.manager.finish, self.episode_id)
-                self.done = True
-                return _observation({"output": f"verified: {'passed' if result.passed else 'not passed'}",
-                                     "passed": result.passed, "components": result.components,
-                                     "trajectory_id": result.trajectory_id}, result.reward, True)
+                self.done = result.done
+                data = {"output": f"verified: {'passed' if result.passed else 'not passed'}", "passed": result.passed,
+                        "components": result.components, "trajectory_id": result.trajectory_id}
+                if not result.done:  # a multi-step task goes on with its next step
+                    data.update(instruction=result.next_instruction, task_step=result.next_step)
+                return _observation(data, result.reward, result.done)
             request = StepRequest(tool=str(data.get("tool", "")), arguments=data.get("arguments", {}))
             step = await run_in_threadpool(self.manager.step, self.episode_id, request)
             return _observation({"output": step.observation, "exit_code": step.exit_code, "malformed": step.malformed,

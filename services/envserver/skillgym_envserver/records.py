@@ -20,6 +20,7 @@ class ToolStep(BaseModel):
     malformed: bool = False
     started_at: float
     duration_s: float
+    task_step: str | None = None  # the multi-step task's step the call was made in
 
 
 class Episode(BaseModel):
@@ -42,6 +43,13 @@ class Episode(BaseModel):
     session: dict[str, Any] | None = None  # how to reach the episode's sandbox session again
     steps: list[ToolStep] = Field(default_factory=list)
     result: FinishResult | None = None
+    step_names: list[str] = Field(default_factory=list)  # a multi-step task's steps started so far
+    instructions: list[str] = Field(default_factory=list)  # and their instructions
+    step_verdicts: list[dict[str, Any]] = Field(default_factory=list)  # every graded step's verdict
+
+    @property
+    def current_step(self) -> str | None:
+        return self.step_names[-1] if self.step_names else None
 
     @property
     def malformed_calls(self) -> int:

@@ -36,8 +36,17 @@ def _when(timestamp: float) -> str:
 
 
 def trajectory(episode: Episode, trajectory_id: str, rl_reward: float) -> Trajectory:
-    steps = [Step(step_id=1, timestamp=_when(episode.created_at), source="user", message=episode.instruction)]
+    """The episode's calls in order; a multi-step task's next instruction is a user message where
+    its step's first call begins."""
+    first = episode.instructions[0] if episode.instructions else episode.instruction
+    steps = [Step(step_id=1, timestamp=_when(episode.created_at), source="user", message=first)]
+    shown = episode.step_names[:1]
     for number, call in enumerate(episode.steps, start=1):
+        if call.task_step is not None and call.task_step not in shown and call.task_step in episode.step_names:
+            shown.append(call.task_step)
+            steps.append(Step(step_id=len(steps) + 1, timestamp=_when(call.started_at), source="user",
+                              message=episode.instructions[episode.step_names.index(call.task_step)],
+                              extra={"task_step": call.task_step}))  # fmt: skip
         call_id = f"call-{number}"
         arguments = call.arguments if isinstance(call.arguments, dict) else {"raw": call.arguments}
         steps.append(Step(

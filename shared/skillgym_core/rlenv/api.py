@@ -1,7 +1,12 @@
 """The episode API's request and response bodies (``/v1/episodes``), shared by the server and
 its clients. An episode is one agent attempt at one validated task in its own sandboxed
 workspace: start it, call tools one step at a time, finish it to get the trusted verifier's
-reward."""
+reward.
+
+On a multi-step task, finishing grades the current step: while steps remain and the step met
+its gate, the result says ``done = false`` and carries the next step's instruction; the client
+goes on calling tools in the same episode (the same workspace) and finishes again. The last
+finish (``done = true``) carries the task's reward and every step's verdict."""
 
 from __future__ import annotations
 
@@ -84,6 +89,8 @@ class EpisodeStarted(BaseModel):
     skills_path: str | None
     workdir: str = "/app"
     reward: RewardMode
+    task_step: str | None = None  # a multi-step task's first step
+    task_steps: list[str] = Field(default_factory=list)
 
 
 class StepRequest(BaseModel):
@@ -116,6 +123,11 @@ class FinishResult(BaseModel):
     failure_type: str | None = None
     steps: int
     malformed_calls: int
+    done: bool = True  # false: a multi-step task's next step is open (next_instruction)
+    task_step: str | None = None  # the step this result grades
+    next_step: str | None = None
+    next_instruction: str | None = None
+    task_steps: list[dict[str, Any]] | None = None  # the steps graded so far, in order
 
 
 class EpisodeState(BaseModel):
