@@ -27,9 +27,10 @@ class ScriptedEpisodes:
     """Answers like the server: episodes ``ep-1``, ``ep-2``...; a step echoes its call; errors
     queued per method are raised by its next call."""
 
-    def __init__(self, *, max_steps: int = 5, reward: float = 1.0) -> None:
+    def __init__(self, *, max_steps: int = 5, reward: float = 1.0, task_steps: int = 1) -> None:
         self.max_steps = max_steps
         self.reward = reward
+        self.task_steps = task_steps
         self.started: list[StartEpisode] = []
         self.steps: list[tuple[str, str, Any]] = []
         self.finished: list[str] = []
@@ -62,9 +63,11 @@ class ScriptedEpisodes:
     def finish(self, episode_id: str) -> FinishResult:
         self._raise_queued("finish")
         self.finished.append(episode_id)
+        done = self.finished.count(episode_id) >= self.task_steps  # a multi-step task: one finish per step
+        reward = self.reward if done else 1.0
         return FinishResult(episode_id=episode_id, task_id="task-a", trajectory_id=f"traj-{episode_id}",
-                            reward=self.reward, passed=self.reward == 1.0, reward_mode="binary",
-                            components={"verdict": self.reward}, rubric={}, steps=2, malformed_calls=0)  # fmt: skip
+                            reward=reward, passed=reward == 1.0, reward_mode="binary",
+                            components={"verdict": reward}, rubric={}, steps=2, malformed_calls=0, done=done)  # fmt: skip
 
     def delete(self, episode_id: str) -> None:
         self._raise_queued("delete")
@@ -128,6 +131,15 @@ def test_the_reward_is_finished_once_and_logged(env: SkillGymEnvironment, episod
         {"verdict": 1.0},
     )
     assert env.bash("ls") == NO_EPISODE  # after the reward the episode is closed
+
+
+def test_a_multi_step_tasks_remaining_steps_are_graded_when_the_rollout_ends() -> None:
+    episodes = ScriptedEpisodes(reward=0.5, task_steps=3)
+    env = SkillGymEnvironment(episodes)
+    env.reset(task_id="task-a")
+    env.bash("true")
+    assert env.get_reward() == 0.5  # the rolled-up reward of the last finish, not the first step's
+    assert episodes.finished == ["ep-1", "ep-1", "ep-1"]
 
 
 def test_a_failed_finish_leaves_the_rollout_unscored_and_is_counted(

@@ -128,6 +128,9 @@ class SkillGymEnvironment:
         if self._episode is not None:
             try:
                 result = self._client.finish(self._episode.episode_id)
+                # a multi-step task's later steps: the rollout has ended, so they are graded as they stand
+                while not result.done:
+                    result = self._client.finish(self._episode.episode_id)
             except EnvServerError as exc:
                 record.error = f"the episode could not be finished: {exc}"
             else:
