@@ -61,3 +61,25 @@ def test_each_step_is_sampled_graded_and_joined(ctx: ServiceContext, tmp_path: P
     assert [(s["name"], s["passed"]) for s in record.task_steps or []] == [("count", True), ("summarize", True)]
     nop = VerificationRecord.model_validate(get_json(ctx.store, runs["nop"].verification_key))
     assert [s["name"] for s in nop.task_steps or []] == ["count"] and nop.task_steps[0]["below_min_reward"]
+
+
+def test_a_task_without_a_solution_is_sampled_and_its_runs_marked_unproven(ctx: ServiceContext, tmp_path: Path) -> None:
+    from tests.support.harbor_tasks import hello_world
+
+    task = TaskDir(hello_world(tmp_path / "no-solution", with_solution=False))
+    task_id = task.config().metadata.task_id
+    event = Envelope.wrap(EnvValidated(task_id=task_id, skill_id="none", package_key=ctx.save_task(task_id, task),
+                                       valid=False, reasons=["no_solution"]), producer="test", correlation_id="c")
+    solve = bash('echo "Hello, world!" > hello.txt')
+    with ScriptedLLMServer(Rules([], default=lambda body: solve if len(body["messages"]) == 2 else assistant("Done."))) \
+            as server:
+        settings = SamplerSettings(llm_base_url=server.base_url, harnesses=["oracle", "nop", "builtin"],
+                                   skill_conditions=["without"])
+        runs = {o.harness: o for o in SamplerService(ctx, settings).handle(event) if isinstance(o, TrajectoryVerified)}
+        assert set(runs) == {"nop", "builtin"}  # no reference to play back
+        record = VerificationRecord.model_validate(get_json(ctx.store, runs["builtin"].verification_key))
+        assert runs["builtin"].passed and not record.task_validated
+        off = SamplerSettings(llm_base_url=server.base_url, sample_unvalidated=False)
+        assert list(SamplerService(ctx, off).handle(event)) == []
+    invalid = event.model_copy(update={"payload": event.payload.model_copy(update={"reasons": ["oracle_fails"]})})
+    assert list(SamplerService(ctx, SamplerSettings()).handle(invalid)) == []

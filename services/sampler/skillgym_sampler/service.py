@@ -6,9 +6,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 from skillgym_core.context import ServiceContext
-from skillgym_core.contracts.events import Envelope, EnvValidated, Payload, TrajectoryVerified
+from skillgym_core.contracts.events import NO_SOLUTION, Envelope, EnvValidated, Payload, TrajectoryVerified
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.contracts.topics import ENV_VALIDATED
 from skillgym_core.envbuild import environment_provider
@@ -42,7 +43,8 @@ class SamplerService:
 
     def handle(self, event: Envelope) -> Sequence[Payload]:
         validated: EnvValidated = event.payload_as(EnvValidated)
-        if not validated.valid:
+        unproven = not validated.valid and validated.reasons == [NO_SOLUTION] and self.settings.sample_unvalidated
+        if not validated.valid and not unproven:
             return []
         with self.ctx.task_checkout(validated.package_key) as task:
             metadata = task.config().metadata
@@ -52,8 +54,12 @@ class SamplerService:
                 skill_name=metadata.skill_name,
                 category=validated.category or metadata.category,
             )
+            if unproven:  # no reference to play back; every run says its task was not proven
+                specs = [replace(spec, task_validated=False) for spec in specs if spec.harness != "oracle"]
             runs = self.run_trials(task, specs)
         outputs: list[Payload] = list(runs)
+        if unproven:
+            return outputs  # an unproven verifier's pass rate says nothing a harder revision could use
         request = hardening_request(
             runs,
             task_id=validated.task_id,

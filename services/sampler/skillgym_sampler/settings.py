@@ -54,7 +54,10 @@ class SamplerSettings(CommonSettings):
 
     hardening_threshold: float = _sampler("hardening_threshold", 0.7, ge=0, le=1)
     max_hardening_rounds: int = _sampler("max_hardening_rounds", 2, ge=0)
-
+    sample_unvalidated: bool = _sampler(
+        "sample_unvalidated", True,
+        description="also sample tasks that could not be proven only for lack of a reference solution (Harbor "
+                    "tasks may ship none); their runs are marked task_validated=false and left out of datasets")
     reference_workdir: str = _sampler(
         "reference_workdir",
         "/tmp/work",

@@ -170,6 +170,7 @@ class TrialRunner:
             skill_name=spec.skill_name,
             category=spec.category,
             task_steps=task_steps,
+            task_validated=spec.task_validated,
         )
         self.ctx.store.put_bytes(
             keys.trajectory_atif(spec.trajectory_id),

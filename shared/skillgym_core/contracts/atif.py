@@ -147,3 +147,4 @@ class VerificationRecord(_Strict):
     skill_name: str | None = None
     category: str | None = None
     task_steps: list[dict[str, Any]] | None = None  # a multi-step task's steps: name, reward, passed, ...
+    task_validated: bool = True  # false: the task was never proven (it ships no reference solution)

@@ -87,6 +87,11 @@ class EnvFeedback(Payload):
     report_key: str | None = None
 
 
+# The reason of a task that ships no reference to prove it with: sampled all the same, its runs
+# marked as runs of an unvalidated task.
+NO_SOLUTION = "no_solution"
+
+
 class EnvValidated(Payload):
     """The validator's verdict on an approved task. Valid tasks go on to sampling."""
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,12 @@ def test_filters(candidates: list[Candidate]) -> None:
     assert {c.label for c in only_b} == {"skill-dep"} and {c.category for c in only_b} == {"data"}
     none, rejected = Filters(harnesses=["codex"]).apply(candidates)
     assert none == [] and rejected["harness_excluded"] == 14
+    first = next(c for c in candidates if c.trajectory_id == "traj-0000")  # passed, reward 1.0
+    unproven = [dataclasses.replace(c, task_validated=False) if c is first else c for c in candidates]
+    kept, rejected = Filters().apply(unproven)
+    assert rejected == {"not_passed": 1, "low_reward": 1, "task_unvalidated": 1}
+    assert first.trajectory_id not in {c.trajectory_id for c in kept}
+    assert len(Filters(validated_tasks_only=False).apply(unproven)[0]) == 14
 
 
 def test_exact_and_near_duplicates_keep_the_best_run(candidates: list[Candidate]) -> None:

@@ -29,6 +29,7 @@ class RunSpec:
     attempt: int = 1
     skill_provided: bool = True
     category: str | None = None
+    task_validated: bool = True  # false: a task sampled without proof (it has no reference solution)
 
     @property
     def trajectory_id(self) -> str:

@@ -14,6 +14,8 @@ class Filters(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     passed_only: bool = True
+    validated_tasks_only: bool = Field(
+        True, description="leave out runs of tasks never proven (no reference solution): their verifier may be lax")
     min_reward: float | None = Field(0.9, description="keep reward >= this (papers: r > 0.9)")
     harnesses: list[str] | None = None
     models: list[str] | None = None
@@ -26,6 +28,8 @@ class Filters(BaseModel):
     def reject_reason(self, candidate: Candidate) -> str | None:
         if self.passed_only and not candidate.passed:
             return "not_passed"
+        if self.validated_tasks_only and not candidate.task_validated:
+            return "task_unvalidated"
         if self.min_reward is not None and candidate.reward < self.min_reward:
             return "low_reward"
         for name, allowed, value in (

@@ -37,6 +37,7 @@ class Candidate:
     part: int = 0
     source: Source = "model"
     hidden_paths: tuple[str, ...] = ()
+    task_validated: bool = True
 
     @property
     def configuration(self) -> str:
@@ -121,6 +122,7 @@ def load_candidate(store: Store, trajectory_id: str, task_cache: dict[str, dict[
         atif_key=atif_key,
         source=trajectory_source(trajectory, record.harness),
         hidden_paths=tuple(hidden_paths_in(trajectory.model_dump(mode="json", exclude_none=True))),
+        task_validated=record.task_validated,
     )
 
 
