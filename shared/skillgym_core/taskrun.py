@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from skillgym_core.contracts.task import AGENT_WORKDIR, TaskConfig, TaskDir
+from skillgym_core.contracts.task import AGENT_WORKDIR, EnvPhase, TaskConfig, TaskDir
 from skillgym_core.envbuild.provider import EnvironmentBuildError, EnvironmentProvider, PreparedEnvironment
 from skillgym_core.errors import ContractError
 from skillgym_core.reward import RewardReading, read_verdict
@@ -282,11 +282,13 @@ class TaskRunner:
         return self.config(task).environment.workdir
 
     def run_in_environment(
-        self, task: TaskDir, command: list[str], mounts: list[Mount], env: Mapping[str, str] | None, timeout_s: float
+        self, task: TaskDir, command: list[str], mounts: list[Mount], env: Mapping[str, str] | None, timeout_s: float,
+        *, phase: EnvPhase = "agent",
     ) -> SandboxResult:
-        """``command`` in the task's environment with ``mounts``, starting in its workdir."""
+        """``command`` in the task's environment with ``mounts``, starting in its workdir, with the
+        variables the task gives ``phase`` (``env`` over them)."""
         try:
-            extra_mounts, run_env = self.environment_extras(task, env)
+            extra_mounts, run_env = self.environment_extras(task, {**self.config(task).env_for(phase), **(env or {})})
         except EnvironmentBuildError as exc:
             return environment_failure(exc)
         return self.sandbox.run(
@@ -324,6 +326,7 @@ class TaskRunner:
             ],
             None,
             timeout,
+            phase="solution",
         )
 
     def run_agent_command(
@@ -349,7 +352,7 @@ class TaskRunner:
         task's environment cannot be prepared, :class:`SandboxError` when a session is lost."""
         workdir = self.workdir(task)
         mounts = self._agent_mounts(task, workspace, skills)
-        extra_mounts, run_env = self.environment_extras(task)
+        extra_mounts, run_env = self.environment_extras(task, self.config(task).env_for("agent"))
         mounts += extra_mounts
         limits = self._limits(task, lifetime_s)
         if record is not None:
@@ -388,7 +391,8 @@ class TaskRunner:
         except ContractError as exc:
             return VerifierOutcome.failed("verifier_eval_spec_invalid", detail=str(exc))
         try:
-            extra_mounts, verifier_env = self.environment_extras(task, {**VERIFIER_ENV, **(extra_env or {})})
+            extra_mounts, verifier_env = self.environment_extras(
+                task, {**config.env_for("verifier"), **VERIFIER_ENV, **(extra_env or {})})
         except EnvironmentBuildError as exc:
             not_built = environment_failure(exc)
             return VerifierOutcome.failed("environment_error", not_built, detail=not_built.stderr)

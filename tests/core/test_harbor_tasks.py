@@ -104,3 +104,32 @@ def test_a_skillgym_task_needing_a_system_package_the_host_lacks_is_refused_loca
     with pytest.raises(EnvironmentBuildError) as caught:
         LocalVenvProvider(tmp_path / "cache").prepare(task)
     assert caught.value.reason == "needs_container"
+
+
+def test_harbors_env_tables_reach_their_phases_and_never_the_hosts_variables(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillgym_core.sandbox.local import LocalSandbox
+    from skillgym_core.taskrun import TaskRunner
+
+    monkeypatch.setenv("HOST_SECRET", "s3cr3t")
+    root = harbor_suite(tmp_path)["hello-world"]
+    data = tomllib.loads((root / "task.toml").read_text())
+    data["environment"]["env"] = {"GREETING": "${GREETING_OVERRIDE:-hi}", "LEAK": "${HOST_SECRET}"}
+    data["verifier"]["env"] = {"EXPECTED": "Hello, world!"}
+    data["solution"] = {"env": {"MODE": "oracle"}}
+    (root / "task.toml").write_text(tomli_w.dumps(data))
+    (root / "solution" / "solve.sh").write_text('#!/bin/bash\necho "$MODE $GREETING [$LEAK] [$EXPECTED]" > seen.txt\n'
+                                                'echo "Hello, world!" > hello.txt\n')
+    (root / "tests" / "test.sh").write_text('#!/bin/bash\n[ "$(cat /app/hello.txt)" = "$EXPECTED" ] && [ "$GREETING" = hi ]'
+                                            ' && [ -z "$MODE" ] && echo 1 > /logs/verifier/reward.txt'
+                                            ' || echo 0 > /logs/verifier/reward.txt\n')
+    config = TaskDir(root).config()
+    assert config.env_for("agent") == {"GREETING": "hi", "LEAK": ""}
+    assert config.env_for("solution") == {"GREETING": "hi", "LEAK": "", "MODE": "oracle"}
+    runner = TaskRunner(LocalSandbox(), judge=None)
+    task = TaskDir(root)
+    workspace = runner.fresh_workspace(task, tmp_path)
+    assert runner.run_agent_command(task, workspace, 'echo "$GREETING [$MODE] [$EXPECTED]"').stdout == "hi [] []\n"
+    assert runner.run_solution(task, workspace).ok
+    assert (workspace / "seen.txt").read_text() == "oracle hi [] []\n"  # no verifier variable, no host secret
+    assert runner.verify(task, workspace).passed

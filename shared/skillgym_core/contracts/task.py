@@ -41,6 +41,9 @@ NetworkMode = Literal["public", "no-network", "allowlist"]
 HARBOR_TEMPLATE = "harbor"
 _SKILLGYM_KEYS = ("task_id", "skill_id", "skill_name", "template")
 STEP_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+EnvPhase = Literal["agent", "solution", "verifier"]
 # Where the runtime mounts its own trees; a task's working directory may not be one of them.
 RESERVED_DIRS = ("/", "/tests", "/solution", "/logs", "/skills", "/proc", "/dev", "/sys", "/tmp", "/step")
 
@@ -217,6 +220,24 @@ class TaskConfig(BaseModel):
     def is_harbor(self) -> bool:
         """A task written for Harbor, without SkillGym's metadata of its own."""
         return self.metadata.template == HARBOR_TEMPLATE
+
+    def env_for(self, phase: EnvPhase) -> dict[str, str]:
+        """The variables Harbor's ``[environment] env`` (every phase) and ``[verifier] env`` or
+        ``[solution] env`` give a phase's runs. ``${VAR:-default}`` takes its default and ``${VAR}``
+        is empty: nothing of the host's environment is read into a sandbox (it would hand the
+        task, and through it the agent's trajectory, whatever secret the host holds)."""
+        tables = [(self.environment.model_extra or {}).get("env")]
+        if phase == "verifier":
+            tables.append((self.verifier.model_extra or {}).get("env"))
+        elif phase == "solution":
+            solution = (self.model_extra or {}).get("solution")
+            tables.append(solution.get("env") if isinstance(solution, dict) else None)
+        merged: dict[str, str] = {}
+        for table in tables:
+            if isinstance(table, dict):
+                merged.update({str(name): _ENV_REFERENCE.sub(lambda m: m.group(2) or "", str(value))
+                               for name, value in table.items() if _ENV_NAME.match(str(name))})  # fmt: skip
+        return merged
 
     @property
     def is_multi_step(self) -> bool:

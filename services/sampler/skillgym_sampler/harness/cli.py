@@ -76,7 +76,8 @@ class _CliHarness(ABC):
             (agent_dir / "forwarder.py").write_text(INSIDE_FORWARDER)
             with EndpointRelay(self.llm.base_url, relay_dir) as relay:
                 try:
-                    extra_mounts, run_env = env.runner.environment_extras(env.task, self.environment(relay.inside_base_url))
+                    extra_mounts, run_env = env.runner.environment_extras(
+                        env.task, {**env.runner.config(env.task).env_for("agent"), **self.environment(relay.inside_base_url)})
                 except EnvironmentBuildError as exc:
                     raise HarnessError(f"{self.name}: the task's environment did not build: {exc}",
                                        reason="environment_error") from exc  # fmt: skip
