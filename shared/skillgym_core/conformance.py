@@ -66,6 +66,12 @@ def check_task(root: Path) -> list[ConformanceIssue]:
     harbor = config is not None and config.is_harbor
     if harbor:
         issues = [i for i in issues if i.path != "solution/solve.sh"]  # Harbor tasks may come without one
+        if config is not None and config.environment.docker_image:  # a prebuilt image instead of a Dockerfile
+            issues = [i for i in issues if i.path != "environment/Dockerfile"]
+        if (task.root / "environment" / "docker-compose.yaml").is_file():
+            issues.append(_issue("compose_environment", "a docker-compose environment (several containers) is not "
+                                 "supported; one Dockerfile or docker_image is", ENVIRONMENT_ERROR,
+                                 "environment/docker-compose.yaml"))
     if raw is not None:
         issues += _check_raw_toml(raw, config, harbor=harbor)
     steps = task.steps() if config is not None and config.is_multi_step else []

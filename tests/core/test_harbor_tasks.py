@@ -133,3 +133,16 @@ def test_harbors_env_tables_reach_their_phases_and_never_the_hosts_variables(
     assert runner.run_solution(task, workspace).ok
     assert (workspace / "seen.txt").read_text() == "oracle hi [] []\n"  # no verifier variable, no host secret
     assert runner.verify(task, workspace).passed
+
+
+def test_a_prebuilt_image_stands_for_the_dockerfile_and_compose_is_refused(tmp_path: Path) -> None:
+    from skillgym_core.envbuild.venv import host_unsupported_instructions
+
+    from tests.support.harbor_tasks import prebuilt_image
+
+    task = prebuilt_image(tmp_path / "prebuilt", "ghcr.io/example/hello:1")
+    assert check_task(task) == [] and TaskDir(task).check_layout() == []
+    assert TaskDir(task).config().environment.docker_image == "ghcr.io/example/hello:1"
+    assert host_unsupported_instructions(TaskDir(task)) == ["docker_image: ghcr.io/example/hello:1 (a prebuilt image)"]
+    (task / "environment" / "docker-compose.yaml").write_text("services:\n  main:\n    build: .\n")
+    assert [issue.code for issue in check_task(task)] == ["compose_environment"]

@@ -209,6 +209,14 @@ def log_count(root: Path) -> Path:
     })
 
 
+def prebuilt_image(root: Path, image: str) -> Path:
+    """Harbor's hello-world on a prebuilt ``docker_image`` instead of a Dockerfile."""
+    task = hello_world(root)
+    (task / "environment" / "Dockerfile").unlink()
+    (task / "task.toml").write_text(HELLO_TOML.replace("[environment]\n", f'[environment]\ndocker_image = "{image}"\n'))
+    return task
+
+
 def harbor_suite(root: Path) -> dict[str, Path]:
     return {
         "hello-world": hello_world(root / "hello-world"),

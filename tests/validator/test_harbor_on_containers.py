@@ -5,6 +5,7 @@ task without a solution is left unvalidated."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,17 @@ def test_runs_are_online_only_where_the_task_allows_it(suite: dict[str, Path], r
     (listed / "task.toml").write_text((listed / "task.toml").read_text().replace(
         "[environment]\n", '[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n'))
     assert _interfaces(runner, TaskDir(listed), runner.fresh_workspace(TaskDir(listed), tmp_path)) == ["lo"]
+
+
+def test_a_prebuilt_image_runs_the_task_and_one_that_cannot_be_had_is_typed(podman: PodmanService,
+                                                                            tmp_path: Path) -> None:
+    from skillgym_core.sandbox.container.images import PYTHON_BASE
+
+    from tests.support.harbor_tasks import prebuilt_image
+
+    settings = ValidatorSettings(sandbox="container", container_engine_url=podman.url, env_cache=tmp_path / "cache")
+    here = prebuilt_image(tmp_path / "here", PYTHON_BASE)
+    absent = prebuilt_image(tmp_path / "absent", "localhost/skillgym-tests/absent:1")  # never pulled: a local-only name
+    records = {Path(r["path"]).name: r for r in validate_task_dirs([here, absent], settings)}
+    assert records["here"]["valid"], records["here"]
+    assert not records["absent"]["valid"] and "base_image_unavailable" in json.dumps(records["absent"])

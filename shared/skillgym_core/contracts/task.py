@@ -76,6 +76,7 @@ class EnvironmentSection(BaseModel):
     allowed_hosts: list[str] | None = None
     workdir: str = AGENT_WORKDIR
     skills_dir: str | None = None
+    docker_image: str | None = None  # a prebuilt image instead of environment/Dockerfile
 
     @field_validator("workdir")
     @classmethod
@@ -334,7 +335,8 @@ class TaskDir(_Folder):
             required = ("task.toml", "environment", *(f"steps/{step.name}/instruction.md" for step in steps))
             required += tuple(f"steps/{step.name}/tests/test.sh" for step in steps if step.test_script() is None)
         problems = [f"missing {rel}" for rel in required if not (self.root / rel).exists()]
-        if (self.root / "environment").is_dir() and not (self.root / "environment" / "Dockerfile").exists():
+        if (self.root / "environment").is_dir() and not (self.root / "environment" / "Dockerfile").exists() \
+                and not self._prebuilt_image():
             problems.append("missing environment/Dockerfile")
         if self.config_path.exists():
             try:
@@ -345,6 +347,12 @@ class TaskDir(_Folder):
             if path.is_symlink():
                 problems.append(f"symlink not allowed: {path.relative_to(self.root)}")
         return problems
+
+    def _prebuilt_image(self) -> str | None:
+        try:
+            return self.config().environment.docker_image if self.config_path.is_file() else None
+        except TaskFormatError:
+            return None
 
     def validate(self) -> TaskConfig:
         problems = self.check_layout()

@@ -1,7 +1,8 @@
 """Task environments as container images: the task's ``environment/Dockerfile`` built on the
 container engine (build-time network on), cached by content (see
 :mod:`skillgym_core.sandbox.container.images`). A task without a Dockerfile runs on the
-container sandbox's default base image.
+container sandbox's default base image; one that names a prebuilt ``docker_image`` runs on that
+image (pulled when the engine lacks it).
 
 Runs are offline unless the task's network is ``public``. An ``allowlist`` task runs offline too:
 the engine cannot limit a container's egress to named hosts, and a run gets less network than it
@@ -58,9 +59,13 @@ class ImageProvider:
 
     def prepare(self, task: TaskDir, *, timeout_s: float | None = None) -> ImageEnvironment | None:
         context = task.root / "environment"
-        if not (context / "Dockerfile").is_file():
+        prebuilt = task.config().environment.docker_image
+        if (context / "Dockerfile").is_file():
+            built = self.builder.ensure(Path(context), timeout_s=timeout_s or self.default_timeout_s)
+        elif prebuilt:
+            built = self.builder.prebuilt(prebuilt)
+        else:
             return None
-        built = self.builder.ensure(Path(context), timeout_s=timeout_s or self.default_timeout_s)
         for warning in () if built.cache_hit else built.warnings:
             log.warning("%s: %s", task.root.name, warning)
         return ImageEnvironment(

@@ -105,11 +105,13 @@ def host_unsupported_instructions(task: TaskDir) -> list[str]:
     runtimes, so only the system packages their family declares and this host lacks."""
     dockerfile = task.root / "environment" / "Dockerfile"
     try:
-        if not dockerfile.is_file():
-            return []
-        harbor = task.config().is_harbor
+        config = task.config()
     except TaskFormatError:
         return []
+    if not dockerfile.is_file():
+        image = config.environment.docker_image
+        return [f"docker_image: {image} (a prebuilt image)"] if image else []
+    harbor = config.is_harbor
     instructions = parse_dockerfile(dockerfile.read_text(errors="replace"))
     if not harbor:
         missing = missing_on_host(apt_packages(instructions))

@@ -35,6 +35,7 @@ NEAREST_BASES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 _FROM = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.I)
 LOG_TAIL_LINES = 40
+FAILURE_MEMORY_S = 300.0  # how long a failed build or pull is answered from memory
 MAX_EXPORT_BYTES = 512 * 1024 * 1024
 
 
@@ -116,6 +117,22 @@ class ImageBuilder:
         self.build_network = build_network
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        # every run of a task prepares its image: a build or pull that just failed is not retried
+        # for each of them, only once FAILURE_MEMORY_S has passed
+        self._failed: dict[str, tuple[float, EnvironmentBuildError]] = {}
+
+    def _remembered(self, key: str) -> None:
+        failed = self._failed.get(key)
+        if failed is not None and time.monotonic() - failed[0] < FAILURE_MEMORY_S:
+            raise failed[1]
+
+    def _attempt(self, key: str, work: Callable[[], BuiltImage]) -> BuiltImage:
+        self._remembered(key)
+        try:
+            return work()
+        except EnvironmentBuildError as exc:
+            self._failed[key] = (time.monotonic(), exc)
+            raise
 
     def _exists(self, reference: str) -> bool:
         from docker.errors import ImageNotFound
@@ -125,6 +142,27 @@ class ImageBuilder:
         except ImageNotFound:
             return False
         return True
+
+    def prebuilt(self, reference: str) -> BuiltImage:
+        """A task's ``docker_image``: on the engine already, or pulled now; a typed
+        ``base_image_unavailable`` when it can be neither (no registry reachable)."""
+        return self._attempt(f"pull:{reference}", lambda: self._prebuilt(reference))
+
+    def _prebuilt(self, reference: str) -> BuiltImage:
+        from docker.errors import DockerException
+
+        if self._exists(reference):
+            return BuiltImage(reference, True, 0.0, {})
+        started = time.monotonic()
+        try:
+            self.client.api.pull(reference)
+        except DockerException as exc:
+            raise EnvironmentBuildError(f"the task's image {reference} is not on the engine and could not be pulled: "
+                                        f"{str(exc)[:300]}", reason="base_image_unavailable", image=reference) from exc
+        if not self._exists(reference):
+            raise EnvironmentBuildError(f"the task's image {reference} could not be pulled",
+                                        reason="base_image_unavailable", image=reference)  # fmt: skip
+        return BuiltImage(reference, False, time.monotonic() - started, {})
 
     def ensure(self, context: Path, *, dockerfile: str = "Dockerfile", timeout_s: float = 600.0) -> BuiltImage:
         path = context / dockerfile
@@ -137,9 +175,13 @@ class ImageBuilder:
         with lock:
             if self._exists(tag):
                 return BuiltImage(tag, True, 0.0, substitutions)
-            started = time.monotonic()
-            self._build(context, dockerfile, text, tag, timeout_s)
-            return BuiltImage(tag, False, time.monotonic() - started, substitutions)
+
+            def build() -> BuiltImage:
+                started = time.monotonic()
+                self._build(context, dockerfile, text, tag, timeout_s)
+                return BuiltImage(tag, False, time.monotonic() - started, substitutions)
+
+            return self._attempt(f"build:{tag}", build)
 
     def _build(self, context: Path, dockerfile: str, text: str, tag: str, timeout_s: float) -> None:
         from docker.errors import APIError, DockerException

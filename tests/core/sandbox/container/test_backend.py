@@ -66,10 +66,17 @@ def test_a_dockerfile_is_built_with_its_instructions_and_cached_by_content(sandb
 
 def test_a_broken_dockerfile_is_a_typed_error_with_the_build_log_tail(sandbox: ContainerSandbox, tmp_path: Path) -> None:
     ctx = context(tmp_path / "broken", "FROM python:3.11\nRUN echo preparing && exit 7\n")
+    builder = ImageBuilder(sandbox.client)
     with pytest.raises(EnvironmentBuildError) as caught:
-        ImageBuilder(sandbox.client).ensure(ctx)
+        builder.ensure(ctx)
     assert caught.value.reason == "environment_build_failed"
     assert "exit 7" in caught.value.log_tail and "preparing" in caught.value.log_tail
+    builds: list[str] = []
+    original = builder._build
+    builder._build = lambda *args: builds.append("again") or original(*args)  # type: ignore[method-assign]
+    with pytest.raises(EnvironmentBuildError) as again:
+        builder.ensure(ctx)  # every run of the task asks: the failure is answered from memory
+    assert again.value is caught.value and builds == []
     with pytest.raises(EnvironmentBuildError) as missing:
         ImageBuilder(sandbox.client).ensure(context(tmp_path / "node", "FROM node:20\n"))
     assert missing.value.reason == "base_image_unavailable"
