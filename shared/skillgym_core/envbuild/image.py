@@ -59,10 +59,9 @@ class ImageProvider:
 
     def prepare(self, task: TaskDir, *, timeout_s: float | None = None) -> ImageEnvironment | None:
         context = task.root / "environment"
-        prebuilt = task.config().environment.docker_image
         if (context / "Dockerfile").is_file():
             built = self.builder.ensure(Path(context), timeout_s=timeout_s or self.default_timeout_s)
-        elif prebuilt:
+        elif task.config_path.is_file() and (prebuilt := task.config().environment.docker_image):
             built = self.builder.prebuilt(prebuilt)
         else:
             return None
