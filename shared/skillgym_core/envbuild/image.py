@@ -70,5 +70,6 @@ class ImageProvider:
         return ImageEnvironment(
             key=built.tag, host_path=Path(context), target="/", cache_hit=built.cache_hit,
             build_seconds=built.build_seconds, image=built.tag, warnings=tuple(built.warnings),
-            network=task.config().environment.network == "public", exporter=self.builder.export,
+            network=task.config_path.is_file() and task.config().environment.network == "public",
+            exporter=self.builder.export,
         )  # fmt: skip

@@ -104,6 +104,8 @@ def host_unsupported_instructions(task: TaskDir) -> list[str]:
     files copied into the image, variables, users. SkillGym's own tasks are written for both
     runtimes, so only the system packages their family declares and this host lacks."""
     dockerfile = task.root / "environment" / "Dockerfile"
+    if not task.config_path.is_file():  # an environment prepared on its own (a render job's)
+        return []
     try:
         config = task.config()
     except TaskFormatError:
