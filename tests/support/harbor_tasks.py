@@ -1,7 +1,7 @@
 """Tasks in Harbor's own format, written for the tests as a Harbor user writes them: no SkillGym
 metadata, inputs copied into the image by the Dockerfile, system packages from apt, Harbor's
 network keys, several rewards in ``reward.json``, a task without a solution, a multi-step task
-in another working directory."""
+in another working directory, a task run as its image's own user."""
 
 from __future__ import annotations
 
@@ -217,10 +217,39 @@ def prebuilt_image(root: Path, image: str) -> Path:
     return task
 
 
+AGENT_USER_DOCKERFILE = """FROM python:3.11-slim
+RUN useradd -m -u 1000 agent && mkdir -p /opt/notes && echo k-7431 > /opt/notes/key.txt \\
+ && chown -R agent:agent /opt/notes && chmod 700 /opt/notes && chmod 600 /opt/notes/key.txt \\
+ && echo root-only > /opt/root-only.txt && chmod 600 /opt/root-only.txt
+WORKDIR /app
+"""
+
+AGENT_USER_TEST = """#!/bin/bash
+if [ "$(cat /app/key.txt 2>/dev/null)" = "k-7431" ] && [ "$(cat /app/whoami.txt 2>/dev/null)" = "agent" ]; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi
+"""
+
+
+def agent_user(root: Path, user: str = "agent") -> Path:
+    """``[agent] user``: the key only the image's ``agent`` user may read, and its name."""
+    return write_files(root, {
+        "task.toml": HELLO_TOML.replace("[agent]\n", f'[agent]\nuser = "{user}"\n'),
+        "instruction.md": "Copy the key kept in /opt/notes/key.txt to key.txt, and write your user name to "
+                          "whoami.txt.\n",
+        "environment/Dockerfile": AGENT_USER_DOCKERFILE,
+        "tests/test.sh": AGENT_USER_TEST,
+        "solution/solve.sh": "#!/bin/bash\ncp /opt/notes/key.txt key.txt\nwhoami > whoami.txt\n",
+    })
+
+
 def harbor_suite(root: Path) -> dict[str, Path]:
     return {
         "hello-world": hello_world(root / "hello-world"),
         "apt-inventory": apt_inventory(root / "apt-inventory"),
         "no-solution": hello_world(root / "no-solution", with_solution=False),
         "log-steps": log_steps(root / "log-steps"),
+        "agent-user": agent_user(root / "agent-user"),
     }

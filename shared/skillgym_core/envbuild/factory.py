@@ -24,7 +24,7 @@ def environment_provider(settings: CommonSettings, sandbox_name: str) -> Environ
         from skillgym_core.envbuild.image import ImageProvider
         from skillgym_core.sandbox.container.engine import connect
 
-        return ImageProvider(connect(settings.container_engine_url))
+        return ImageProvider(connect(settings.container_engine_url), run_uid=settings.sandbox_uid)
     source = PipSource(
         index_url=settings.env_index_url,
         find_links=tuple(settings.env_find_links),

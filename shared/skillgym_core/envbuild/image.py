@@ -6,7 +6,10 @@ image (pulled when the engine lacks it).
 
 Runs are offline unless the task's network is ``public``. An ``allowlist`` task runs offline too:
 the engine cannot limit a container's egress to named hosts, and a run gets less network than it
-asked for, never more."""
+asked for, never more.
+
+A task that names its agent's (or verifier's) user runs as that user of its image, moved to the
+sandbox's uid (:mod:`skillgym_core.sandbox.container.users`); root is never honoured."""
 
 from __future__ import annotations
 
@@ -16,10 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillgym_core.contracts.task import TaskDir
-from skillgym_core.envbuild.provider import PreparedEnvironment
+from skillgym_core.contracts.task import TaskConfig, TaskDir
+from skillgym_core.envbuild.provider import EnvironmentBuildError, PreparedEnvironment
 from skillgym_core.sandbox.base import ImageRoot, Mount
 from skillgym_core.sandbox.container.images import ImageBuilder
+from skillgym_core.sandbox.container.users import RunAs, run_as
+from skillgym_core.sandbox.identity import DEFAULT_SANDBOX_UID
 
 log = logging.getLogger(__name__)
 # Variables the runner sets for the local sandbox's host slice; in a container the image's own win.
@@ -53,23 +58,38 @@ class ImageProvider:
 
     name = "image"
 
-    def __init__(self, client: Any, *, default_timeout_s: float = 600.0) -> None:
+    def __init__(self, client: Any, *, default_timeout_s: float = 600.0, run_uid: int = DEFAULT_SANDBOX_UID) -> None:
         self.builder = ImageBuilder(client)
         self.default_timeout_s = default_timeout_s
+        self.run_uid = run_uid
 
     def prepare(self, task: TaskDir, *, timeout_s: float | None = None) -> ImageEnvironment | None:
         context = task.root / "environment"
+        config = task.config() if task.config_path.is_file() else None
+        timeout_s = timeout_s or self.default_timeout_s
         if (context / "Dockerfile").is_file():
-            built = self.builder.ensure(Path(context), timeout_s=timeout_s or self.default_timeout_s)
-        elif task.config_path.is_file() and (prebuilt := task.config().environment.docker_image):
-            built = self.builder.prebuilt(prebuilt)
+            built = self.builder.ensure(Path(context), timeout_s=timeout_s)
+        elif config is not None and config.environment.docker_image:
+            built = self.builder.prebuilt(config.environment.docker_image)
         else:
             return None
-        for warning in () if built.cache_hit else built.warnings:
+        identity = self._run_as(config)
+        if identity.user is not None:
+            built = self.builder.as_user(built, identity.user, self.run_uid, timeout_s=timeout_s)
+        warnings = (*built.warnings, *identity.warnings)
+        for warning in () if built.cache_hit else warnings:
             log.warning("%s: %s", task.root.name, warning)
         return ImageEnvironment(
             key=built.tag, host_path=Path(context), target="/", cache_hit=built.cache_hit,
-            build_seconds=built.build_seconds, image=built.tag, warnings=tuple(built.warnings),
-            network=task.config_path.is_file() and task.config().environment.network == "public",
-            exporter=self.builder.export,
+            build_seconds=built.build_seconds, image=built.tag, warnings=warnings,
+            network=config is not None and config.environment.network == "public", exporter=self.builder.export,
         )  # fmt: skip
+
+    @staticmethod
+    def _run_as(config: TaskConfig | None) -> RunAs:
+        if config is None:
+            return RunAs(None)
+        try:
+            return run_as(config)
+        except ValueError as exc:
+            raise EnvironmentBuildError(f"[agent] or [verifier] user: {exc}", reason="task_user_invalid") from exc

@@ -23,6 +23,7 @@ from skillgym_core.sandbox.base import ImageRoot, Limits, Mount, Outcome, RootMa
 from skillgym_core.sandbox.bwrap import UNTRUSTED_RUNNER, untrusted_runner_source
 from skillgym_core.sandbox.container.engine import connect
 from skillgym_core.sandbox.container.images import PYTHON_BASE
+from skillgym_core.sandbox.identity import DEFAULT_SANDBOX_UID
 
 STDIN_TARGET = "/.skillgym-stdin"
 KILLED_EXIT = 137
@@ -88,7 +89,7 @@ class ContainerSandbox:
     # runs happen in the task's image: the host's interpreters and packages cannot be mounted in
     mounts_host_tools = False
 
-    def __init__(self, client: Any = None, *, engine_url: str | None = None, uid: int = 2_000_000,
+    def __init__(self, client: Any = None, *, engine_url: str | None = None, uid: int = DEFAULT_SANDBOX_UID,
                  default_image: str = PYTHON_BASE) -> None:
         self.client = client if client is not None else connect(engine_url)
         self.uid = uid

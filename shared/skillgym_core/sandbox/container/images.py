@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgym_core.envbuild.provider import EnvironmentBuildError
+from skillgym_core.sandbox.container.users import REMAP_SCRIPT, REMAP_SCRIPT_NAME, remap_dockerfile
 
 BASE_REPO = "localhost/skillgym-base"
 DEBIAN_BASE = f"{BASE_REPO}/debian:bookworm"
@@ -170,18 +171,39 @@ class ImageBuilder:
             raise EnvironmentBuildError(f"{path}: no Dockerfile", reason="environment_build_failed", path=str(path))
         text, substitutions = resolve_from_lines(path.read_text(errors="replace"), self._exists)
         tag = f"{self.repository}:{context_digest(context, text, substitutions)[:32]}"
+        return self._once(tag, lambda: self._build(context, dockerfile, text, tag, timeout_s), substitutions)
+
+    def as_user(self, base: BuiltImage, user: str, uid: int, *, timeout_s: float = 600.0) -> BuiltImage:
+        """``base`` with one more layer in which the image's ``user`` has the sandbox ``uid``
+        (see :mod:`skillgym_core.sandbox.container.users`); cached by the base image's id."""
+        base_id = str(self.client.images.get(base.tag).id)
+        key = hashlib.sha256(f"{base_id}\0{user}\0{uid}\0{REMAP_SCRIPT}".encode()).hexdigest()
+        tag = f"{self.repository}:{key[:32]}"
+
+        def build() -> None:
+            with tempfile.TemporaryDirectory(prefix="skillgym-user-") as tmp:
+                context = Path(tmp)
+                (context / REMAP_SCRIPT_NAME).write_text(REMAP_SCRIPT)
+                self._build(context, "Dockerfile", remap_dockerfile(base.tag, user, uid), tag, timeout_s)
+
+        built = self._once(tag, build, base.substitutions)
+        return BuiltImage(built.tag, built.cache_hit and base.cache_hit,
+                          base.build_seconds + built.build_seconds, base.substitutions)
+
+    def _once(self, tag: str, build: Callable[[], None], substitutions: dict[str, str]) -> BuiltImage:
+        """The image ``tag``: found on the engine, or built now (one build per tag at a time)."""
         with self._guard:
             lock = self._locks.setdefault(tag, threading.Lock())
         with lock:
             if self._exists(tag):
                 return BuiltImage(tag, True, 0.0, substitutions)
 
-            def build() -> BuiltImage:
+            def timed() -> BuiltImage:
                 started = time.monotonic()
-                self._build(context, dockerfile, text, tag, timeout_s)
+                build()
                 return BuiltImage(tag, False, time.monotonic() - started, substitutions)
 
-            return self._attempt(f"build:{tag}", build)
+            return self._attempt(f"build:{tag}", timed)
 
     def _build(self, context: Path, dockerfile: str, text: str, tag: str, timeout_s: float) -> None:
         from docker.errors import APIError, DockerException
