@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 OUT ?= out/example
 PYTEST_ARGS ?=
+# Test modules are shared out whole between this many processes, each with its own services.
+TEST_WORKERS ?= 2
 
 .PHONY: setup services services-deferred run test test-fast lint bench clean
 
@@ -33,7 +35,7 @@ run: setup
 	$(BIN)/skillgym run examples/skills --out $(OUT)
 
 test: setup services-deferred lint
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test-fast: setup
 	$(BIN)/python -m pytest -m "not slow and not integration and not e2e" $(PYTEST_ARGS)
@@ -43,7 +45,7 @@ lint: setup
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
-BENCHMARKS ?= backends sandbox_bench validation_bench ingest_bench review_bench envbuild_bench report_bench train_bench family_bench ingest_accuracy envserver_bench operator_bench
+BENCHMARKS ?= backends sandbox_bench container_bench validation_bench ingest_bench review_bench envbuild_bench report_bench train_bench family_bench ingest_accuracy envserver_bench operator_bench
 
 # Each benchmark compares SkillGym with a peer on this machine and writes benchmarks/results/<name>.json.
 # benchmarks/gpu_sft.py needs a GPU and is run by hand there.

@@ -53,7 +53,7 @@ class OperatorSettings(BaseSettings):
 
     build_registry: str = Field("registry.skillgym.svc:5000",
                                 description="where task images are pushed and pulled from (host[:port][/path])")
-    build_registry_insecure: bool = Field(False, description="the registry speaks plain HTTP (Kaniko's --insecure)")
+    build_registry_insecure: bool = Field(False, description="the registry speaks plain HTTP (Kaniko's --insecure-registry for it alone)")
     kaniko_image: str = "gcr.io/kaniko-project/executor:v1.23.2"
     build_poll_s: float = 10.0
     build_timeout_s: int = 1800

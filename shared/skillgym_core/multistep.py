@@ -30,12 +30,17 @@ STEP_FILES = "/step"
 SETUP_SCRIPT = "setup.sh"
 SETUP_TIMEOUT_S = 300.0
 # Merges the step's files into the working directory (its setup script left out), then runs it;
-# plain ``cp`` and a shell loop, so that a busybox image does it too.
+# plain ``sh``, ``cp`` and a shell loop, so that a busybox image does it too (bash where there is one).
 _PREPARE = (
     f'for entry in {STEP_FILES}/* {STEP_FILES}/.[!.]* {STEP_FILES}/..?*; do'
     f' [ -e "$entry" ] && [ "$entry" != {STEP_FILES}/{SETUP_SCRIPT} ] && {{ cp -R -- "$entry" . || exit 1; }}; done;'
-    f' if [ -f {STEP_FILES}/{SETUP_SCRIPT} ]; then bash {STEP_FILES}/{SETUP_SCRIPT}; fi'
+    f' if [ -f {STEP_FILES}/{SETUP_SCRIPT} ]; then'
+    f' if command -v bash >/dev/null 2>&1; then bash {STEP_FILES}/{SETUP_SCRIPT}; else sh {STEP_FILES}/{SETUP_SCRIPT}; fi;'
+    f' fi'
 )
+# a healthcheck command, in bash where the image has it
+_SHELL = 'if command -v bash >/dev/null 2>&1; then exec bash -c "$0"; else exec sh -c "$0"; fi'
+
 
 StepAction = Callable[[TaskStep, StepSection], dict[str, Any] | None]
 
@@ -87,7 +92,7 @@ def prepare_step(runner: TaskRunner, task: TaskDir, step: TaskStep, config: Step
     (None, "") when the step may start, else (the failure, its detail)."""
     if step.workdir.is_dir():
         result = runner.run_in_environment(
-            task, ["bash", "-c", _PREPARE],
+            task, ["sh", "-c", _PREPARE],
             [Mount(workspace, runner.workdir(task), writable=True), Mount(step.workdir, STEP_FILES)], None,
             SETUP_TIMEOUT_S,
         )  # fmt: skip
@@ -107,7 +112,7 @@ def _healthcheck(runner: TaskRunner, task: TaskDir, config: StepSection, workspa
     for attempt in range(check.retries + 1):
         if attempt:
             time.sleep(check.interval_sec)
-        result = runner.run_in_environment(task, ["bash", "-c", check.command], mounts, None, check.timeout_sec)
+        result = runner.run_in_environment(task, ["sh", "-c", _SHELL, check.command], mounts, None, check.timeout_sec)
         if result.ok:
             return None, ""
     return "step_healthcheck_failed", _describe(result) if result else ""
@@ -163,6 +168,10 @@ def aggregate(strategy: str, steps: list[StepOutcome], pass_threshold: float, st
                                       detail=failed.detail if failed else "")  # fmt: skip
     last = graded[-1].verifier
     assert last is not None
+    tampered = sorted({path for s in graded if s.verifier for path in s.verifier.tampered})
+    if tampered:
+        # the inputs were changed in one step: no mean over the others may pay for that trial
+        return VerifierOutcome.failed("tampered_inputs", last.result, tampered=tampered, detail=last.detail)
     if strategy == "final":
         rewards = dict(last.rewards)
         reward = last.reward
@@ -179,5 +188,4 @@ def aggregate(strategy: str, steps: list[StepOutcome], pass_threshold: float, st
     passed = failure is None and reward >= pass_threshold
     if not passed and failure is None:
         failure = "verifier_rejected"
-    return VerifierOutcome(reward, rewards, passed, failure, last.result, tampered=sorted({
-        path for s in graded if s.verifier for path in s.verifier.tampered}), detail=last.detail)
+    return VerifierOutcome(reward, rewards, passed, failure, last.result, detail=last.detail)

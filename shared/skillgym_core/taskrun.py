@@ -143,6 +143,11 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def agent_logs_dir(workspace: Path) -> Path:
+    """Where the ``/logs/agent`` folder of ``workspace``'s runs lives: beside it."""
+    return workspace.parent / f"{workspace.name}.agent-logs"
+
+
 class TaskRunner:
     def __init__(
         self,
@@ -262,13 +267,18 @@ class TaskRunner:
     def agent_logs(self, workspace: Path) -> Path:
         """The run's ``/logs/agent`` (Harbor's layout): beside ``workspace``, kept across its
         commands and the solution, writable by them; the verifier never sees it."""
-        logs = workspace.parent / f"{workspace.name}.agent-logs"
+        logs = agent_logs_dir(workspace)
         if not logs.is_dir():
             logs.mkdir(mode=0o755)
             # a volume of its own, as the workspace's: bounded, and no host path in the run's mount table
             if not self._volume(logs, AGENT_LOGS_MB) and (owner := self._owner()) is not None:
                 os.chown(logs, *owner)
         return logs
+
+    def discard_workspace(self, workspace: Path) -> None:
+        """``workspace`` and its ``/logs/agent`` folder, volumes included."""
+        discard_tree(workspace)
+        discard_tree(agent_logs_dir(workspace))
 
     def _agent_mounts(self, task: TaskDir, workspace: Path, skills: Path | None) -> list[Mount]:
         mounts = [Mount(workspace, self.workdir(task), writable=True),

@@ -261,6 +261,12 @@ def test_a_family_built_on_other_libraries_does_not_take_a_library_skill(tmp_pat
     assert assess(spec, SkillEvidence.of(card_for("graph-metrics", "data-analysis", folder=folder))).fits
     (folder / "SKILL.md").write_text(GRAPH_SKILL.replace("from networkx", "").replace("import networkx as nx\n", ""))
     assert assess(spec, SkillEvidence.of(card_for("graph-metrics", "data-analysis", folder=folder))).code == "subcategory"
-    prose = "---\nname: p\ndescription: d\n---\n\nfrom the raw exports we import nothing; compare the columns.\n"
+    prose = ("---\nname: p\ndescription: d\n---\n\nfrom the raw exports we import nothing; compare the\n"
+             "import the spreadsheets first, then\nimport them again.\n")
     (folder / "SKILL.md").write_text(prose)  # prose lines starting with "from"/"import" are not imports
     assert assess(spec, SkillEvidence.of(card_for("graph-metrics", "data-analysis", folder=folder))).code == "subcategory"
+    from skillgym_builder.families.libraries import imported_modules
+
+    assert imported_modules(prose) == set()
+    assert imported_modules("import polars as pl\nimport dask.dataframe\nimport os, sys\nimport duckdb\n") == {
+        "polars", "dask", "os", "duckdb"}

@@ -71,6 +71,11 @@ def test_the_steps_are_read_in_order_with_their_settings(task: TaskDir) -> None:
     lambda raw: raw["steps"].append({"name": "count"}),
     lambda raw: raw["steps"][0].update(name="../escape"),
     lambda raw: raw["environment"].update(workdir="/tests"),
+    lambda raw: raw["environment"].update(workdir="//tests"),
+    lambda raw: raw["environment"].update(workdir="//"),
+    lambda raw: raw["environment"].update(workdir="/usr/local"),
+    lambda raw: raw["environment"].update(workdir="/opt"),
+    lambda raw: raw["environment"].update(workdir="/agent"),
     lambda raw: raw["environment"].update(workdir="relative/dir"),
     lambda raw: raw.update(multi_step_reward_strategy="max"),
 ])
@@ -79,6 +84,12 @@ def test_malformed_steps_and_workdirs_are_refused(task: TaskDir, change: Any) ->
     with pytest.raises(TaskFormatError):
         task.config()
     assert "config_contract" in [issue.code for issue in check_task(task.root)]
+
+
+def test_a_workdir_beside_the_system_directories_is_kept(task: TaskDir) -> None:
+    for workdir, normal in (("/usr/src/app", "/usr/src/app"), ("//srv//data/", "/srv/data"), ("/opt/app", "/opt/app")):
+        _edit(task, lambda raw, w=workdir: raw["environment"].update(workdir=w))
+        assert task.config().environment.workdir == normal
 
 
 def test_each_step_needs_an_instruction_and_a_test(task: TaskDir) -> None:
@@ -175,6 +186,16 @@ def test_rewards_roll_up_as_harbor_rolls_them() -> None:
     assert aggregate("mean", [steps[0]], 1.0, "a").passed is False
     never = aggregate("mean", [StepOutcome("a", None, "step_setup_failed", "exit 3")], 1.0, "a")
     assert never.failure_type == "step_setup_failed" and never.reward == 0.0
+
+
+def test_inputs_tampered_with_in_one_step_zero_the_whole_trial() -> None:
+    honest = StepOutcome("a", _verdict(1.0, {"reward": 1.0}))
+    tampered = StepOutcome("b", VerifierOutcome.failed("tampered_inputs", tampered=["data.csv"]))
+    for strategy in ("mean", "final"):
+        for steps in ([honest, tampered], [tampered, honest]):
+            outcome = aggregate(strategy, steps, 0.5, None)
+            assert (outcome.reward, outcome.rewards, outcome.passed) == (0.0, {"reward": 0.0}, False)
+            assert outcome.failure_type == "tampered_inputs" and outcome.tampered == ["data.csv"]
 
 
 def test_min_reward_per_key() -> None:

@@ -51,12 +51,14 @@ def test_each_finish_grades_a_step_and_opens_the_next(manager: EpisodeManager) -
     assert started.task_step == "count" and started.task_steps == ["count", "summarize"]
     assert "ERROR lines" in started.instruction and "grown" not in started.instruction
     assert started.workdir == "/workspace"
+    assert all("/workspace" in tool["function"]["description"] for tool in started.tools)  # the tools name it too
     assert "events.log" in _bash(manager, started.episode_id, "pwd; ls; test ! -e setup.sh && echo no-setup")
     _bash(manager, started.episode_id, COUNT)
     first = manager.finish(started.episode_id)
     assert not first.done and first.passed and first.reward == 1.0 and first.task_step == "count"
     assert first.next_step == "summarize" and "grown" in (first.next_instruction or "")
     assert manager.state(started.episode_id).status is EpisodeStatus.OPEN
+    assert manager.finish(started.episode_id) == first  # a retried finish does not grade the next step
     seen = _bash(manager, started.episode_id, "cat errors.txt; tail -1 events.log")
     assert "2" in seen and "WARN hot" in seen  # the same workspace, and the second step's setup ran
     _bash(manager, started.episode_id, SUMMARIZE)

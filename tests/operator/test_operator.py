@@ -334,7 +334,10 @@ def test_a_run_with_a_build_context_waits_for_its_image_then_runs_on_it(
     kaniko = job["spec"]["template"]["spec"]["containers"][0]
     reference = builders.image_reference(BuildSpec.model_validate(build), operator_settings)
     assert reference.startswith("registry.example.test:5000/sg/skillgym-task:")
-    assert f"--destination={reference}" in kaniko["args"] and "--insecure" in kaniko["args"]
+    assert f"--destination={reference}" in kaniko["args"]
+    # plain HTTP to the build registry alone, never to the registries base images come from
+    assert "--insecure-registry=registry.example.test:5000" in kaniko["args"]
+    assert not {"--insecure", "--insecure-pull"} & set(kaniko["args"])
     wait_for(lambda: status_of(apiserver, "sandboxruns", "run-built").get("phase") == "Building", what="Building")
     assert "run-built-a1" not in apiserver.objects("v1/pods", NAMESPACE)
     batch = kubernetes.client.BatchV1Api(apiserver.api_client)

@@ -148,3 +148,35 @@ def test_oracle_solves_a_helper_based_task_without_the_solution_mounted(ctx, tmp
     assert "python3 /tmp/work/total.py" in commands
     outputs_seen = [r.content for s in trajectory.steps for r in (s.observation.results if s.observation else [])]
     assert outputs_seen[-2].strip().endswith("42") and outputs_seen[-1].strip().endswith("/app/total.txt")
+
+
+ENV_SOLVE = """#!/bin/bash
+echo "$COLUMN" > /logs/agent/column.txt
+python3 -c "import csv; col = open('/logs/agent/column.txt').read().strip(); rows = list(csv.DictReader(open('ledger.csv'))); open('total.txt', 'w').write(str(sum(int(r[col]) for r in rows)))"
+"""
+
+
+@pytest.mark.integration
+def test_the_oracle_demonstration_runs_as_the_validator_runs_the_solution(ctx, tmp_path: Path) -> None:
+    """``[solution] env`` reaches its commands and ``/logs/agent`` lasts from one to the next."""
+    import tomllib
+
+    import tomli_w
+
+    task = write_task(tmp_path / "task-envtab0001", task_id="task-envtab0001")
+    data = tomllib.loads(task.config_path.read_text())
+    data["solution"] = {"env": {"COLUMN": "amount"}}
+    task.config_path.write_text(tomli_w.dumps(data))
+    (task.solution / "solve.sh").write_text(ENV_SOLVE)
+    event = Envelope.wrap(
+        EnvValidated(task_id="task-envtab0001", skill_id="skill-ledger", package_key=ctx.save_task("task-envtab0001", task),
+                     valid=True),
+        producer="validator", correlation_id="test",
+    )  # fmt: skip
+    outputs = SamplerService(ctx, SamplerSettings(harnesses=["oracle"])).handle(event)
+    (run,) = [o for o in outputs if isinstance(o, TrajectoryVerified)]
+    record = VerificationRecord.model_validate(get_json(ctx.store, run.verification_key))
+    assert run.passed, record.agent_outcome
+    trajectory = Trajectory.model_validate_json(ctx.store.get_bytes(run.atif_key))
+    commands = [c.arguments["command"] for s in trajectory.steps for c in s.tool_calls or []]
+    assert sum("/logs/agent/column.txt" in c for c in commands) == 2  # two commands, two sandbox runs

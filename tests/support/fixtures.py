@@ -42,22 +42,31 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _HEAVY_MARKERS = ("slow", "integration", "e2e")
+# The services ``make test`` builds in the background, by the fixtures that wait for them, in the
+# order the install script builds them (containers, S3, Kubernetes, llama.cpp's server).
+_DEFERRED_FIXTURES = {"podman": 2, "s3": 3, "kube": 4, "kube_namespace": 4, "llama": 5}
+_LAST = max(_DEFERRED_FIXTURES.values())
+
+
+def _group(item: pytest.Item) -> int:
+    names = set(getattr(item, "fixturenames", ()))
+    waits_for = max((group for name, group in _DEFERRED_FIXTURES.items() if name in names), default=0)
+    if waits_for:
+        return waits_for
+    if item.get_closest_marker("deferred_service"):
+        return _LAST
+    return 1 if any(item.get_closest_marker(name) for name in _HEAVY_MARKERS) else 0
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Modules of unit tests first, then the rest, then the modules that need llama.cpp's server,
-    each group in collection order: the unit tests need no service, so the S3 server and
-    llama.cpp's server that ``make test`` builds in the background get the most time to finish.
-    Modules stay whole, so module fixtures are set up once."""
+    """Modules of unit tests first, then those needing only the services installed up front, then
+    those waiting for each background build in the order it finishes, each group in collection
+    order: every test that can run while the S3 server, the control plane and llama.cpp's server
+    compile runs then, on every worker. Modules stay whole, so module fixtures are set up once."""
     group_of_module: dict[str, int] = {}
     for item in items:
-        group = 0
-        if any(item.get_closest_marker(name) for name in _HEAVY_MARKERS):
-            group = 1
-        if item.get_closest_marker("deferred_service"):
-            group = 2
         module = item.nodeid.split("::", 1)[0]
-        group_of_module[module] = max(group, group_of_module.get(module, 0))
+        group_of_module[module] = max(_group(item), group_of_module.get(module, 0))
     items.sort(key=lambda item: group_of_module[item.nodeid.split("::", 1)[0]])
 
 

@@ -211,7 +211,7 @@ def test_an_endpoint_that_is_down_is_waited_out_one_that_refuses_is_not(status: 
                        transport=httpx.MockTransport(answer))
     agent = BaselineAgent(client, runner=None)  # type: ignore[arg-type]  # never reached: the first call fails
     with pytest.raises(BaselineEndpointError if kind == "refused" else DependencyUnavailable) as caught:
-        agent._complete([{"role": "user", "content": "hi"}])
+        agent._complete([{"role": "user", "content": "hi"}], "/app")
     assert caught.value.reason == "baseline_endpoint"
     expected = FailureKind.TRANSIENT if kind == "unavailable" else FailureKind.RETRYABLE
     assert classify(caught.value) is expected

@@ -38,3 +38,24 @@ def test_a_wrong_step_solution_or_a_missing_one_is_named(gate: ValidityGate, tmp
     assert [s["verifier"]["passed"] for s in report.runs[1].verifier["steps"]] == [True, False]
     (root / "steps/summarize/solution/solve.sh").unlink()
     assert gate.check(TaskDir(root), tmp_path).reasons == ["no_solution"]
+
+
+def test_the_baseline_works_a_multi_step_task_one_conversation_per_step(tmp_path: Path) -> None:
+    from skillgym_validator.settings import ValidatorSettings
+    from skillgym_validator.validation import validate_task_dirs
+
+    from tests.support.scripted_llm import Rules, ScriptedLLMServer, Sequence, bash
+
+    # a model that knows the first step only: it counts the errors, then gives up on the summary
+    model = Rules([("How many ERROR lines", Sequence([bash("grep -c '^ERROR' events.log > errors.txt")]))],
+                  default=Sequence([], final="I do not know how."))
+    with ScriptedLLMServer(model) as llm:
+        settings = ValidatorSettings(baseline_base_url=llm.base_url, baseline_runs=1, oracle_runs=1, nop_runs=1)
+        [record] = validate_task_dirs([log_steps(tmp_path / "task")], settings)
+        users = [body["messages"][1]["content"] for body in llm.requests]
+    assert record["valid"], record
+    runs = record["contrast"]["runs"]
+    # each run: the first step solved and graded 1, the second step's conversation on its own instruction
+    assert [run["reward"] for run in runs] == [0.5, 0.5] and all(run["tool_calls"] == 1 for run in runs)
+    assert sum("events.log has grown" in text for text in users) == 2
+    assert all("/workspace" in body["messages"][0]["content"] for body in llm.requests)

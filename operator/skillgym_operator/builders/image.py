@@ -40,6 +40,11 @@ def image_reference(build: BuildSpec, settings: OperatorSettings) -> str:
     return f"{settings.build_registry}/skillgym-task:{context_digest(build)[:40]}"
 
 
+def registry_host(registry: str) -> str:
+    """``registry.ns.svc:5000/skillgym`` -> ``registry.ns.svc:5000``."""
+    return registry.split("/", 1)[0]
+
+
 def build_job_name(build: BuildSpec) -> str:
     return f"skillgym-build-{context_digest(build)[:24]}"
 
@@ -108,7 +113,9 @@ def kaniko_build_job(build: BuildSpec, namespace: str, settings: OperatorSetting
                                 "--cache=true",
                                 f"--cache-repo={settings.build_registry}/skillgym-cache",
                                 "--snapshot-mode=redo",
-                                *(["--insecure", "--insecure-pull"] if settings.build_registry_insecure else []),
+                                # plain HTTP to the build registry only; base images still come over TLS
+                                *([f"--insecure-registry={registry_host(settings.build_registry)}"]
+                                  if settings.build_registry_insecure else []),
                             ],
                             "volumeMounts": [{"name": "context", "mountPath": CONTEXT_DIR, "readOnly": True}],
                             "securityContext": kaniko_security_context(settings),

@@ -19,7 +19,6 @@ from skillgym_core.errors import SandboxError, SkillGymError
 from skillgym_core.ids import content_id
 from skillgym_core.multistep import StepOutcome
 from skillgym_core.rlenv.api import (
-    TOOL_SCHEMAS,
     EpisodeLimits,
     EpisodeStarted,
     EpisodeStatus,
@@ -28,6 +27,7 @@ from skillgym_core.rlenv.api import (
     StartEpisode,
     StepRequest,
     StepResult,
+    tool_schemas,
 )
 from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.sandbox.session import SandboxSession
@@ -164,6 +164,7 @@ class EpisodeManager:
                 max_steps=max_steps, ttl_s=ttl_s, created_at=now, last_active_at=now,
                 instruction=instructions[0] if instructions else entry.task.instruction(), workspace=str(workspace),
                 session=session.record(), step_names=step_names, instructions=instructions,
+                workdir=self.runner.workdir(entry.task),
             )  # fmt: skip
             self.records.save(episode)
             self._remember(episode)
@@ -175,11 +176,11 @@ class EpisodeManager:
         metrics.EPISODES_STARTED.labels(entry.family).inc()
         metrics.OPEN_EPISODES.set(self.open_count())
         return EpisodeStarted(
-            episode_id=episode_id, task_id=entry.task_id, instruction=episode.instruction, tools=TOOL_SCHEMAS,
+            episode_id=episode_id, task_id=entry.task_id, instruction=episode.instruction, tools=tool_schemas(episode.workdir),
             limits=EpisodeLimits(max_steps=episode.max_steps, step_timeout_s=self.settings.step_timeout_s,
                                  ttl_s=episode.ttl_s, expires_at=episode.expires_at),
             skill_provided=skill_provided, skills_path=SKILLS_MOUNT if skill_provided else None,
-            workdir=self.runner.workdir(entry.task), reward=episode.reward_mode, task_step=episode.current_step,
+            workdir=episode.workdir, reward=episode.reward_mode, task_step=episode.current_step,
             task_steps=[s.name for s in self.runner.config(entry.task).steps],
         )  # fmt: skip
 
@@ -200,6 +201,7 @@ class EpisodeManager:
                                           malformed=outcome.malformed, started_at=started, duration_s=took,
                                           task_step=episode.current_step))
             episode.last_active_at = time.time()
+            episode.step_result = None
             self.records.save(episode)
         metrics.STEP_SECONDS.labels(request.tool if not outcome.malformed else "malformed").observe(took)
         if outcome.malformed:
@@ -213,6 +215,8 @@ class EpisodeManager:
         with lock:
             if episode.result is not None:
                 return episode.result
+            if episode.step_result is not None:
+                return episode.step_result  # a retried finish: no tool call has come in since
             if episode.status is not EpisodeStatus.OPEN:
                 raise EpisodeClosed(f"episode {episode_id} is {episode.status.value}", episode_id=episode_id)
             entry = self.catalog.get(episode.task_id)
@@ -283,8 +287,9 @@ class EpisodeManager:
                 episode.step_names.append(next_name)
                 episode.instructions.append(text)
                 episode.last_active_at = time.time()
+                episode.step_result = self._step_result(episode, step, next_name, text)
                 self.records.save(episode)
-                return self._step_result(episode, step, next_name, text)
+                return episode.step_result
         return rolled_up(config, episode.step_verdicts, step.verifier, self.runner.pass_threshold)
 
     def _step_result(self, episode: Episode, step: StepOutcome, next_name: str, text: str) -> FinishResult:

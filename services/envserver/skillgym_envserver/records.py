@@ -40,12 +40,14 @@ class Episode(BaseModel):
     status: EpisodeStatus = EpisodeStatus.OPEN
     instruction: str
     workspace: str
+    workdir: str = "/app"  # where the workspace is mounted in the task's runs
     session: dict[str, Any] | None = None  # how to reach the episode's sandbox session again
     steps: list[ToolStep] = Field(default_factory=list)
     result: FinishResult | None = None
     step_names: list[str] = Field(default_factory=list)  # a multi-step task's steps started so far
     instructions: list[str] = Field(default_factory=list)  # and their instructions
     step_verdicts: list[dict[str, Any]] = Field(default_factory=list)  # every graded step's verdict
+    step_result: FinishResult | None = None  # the last step's finish, answered again until a tool call
 
     @property
     def current_step(self) -> str | None:

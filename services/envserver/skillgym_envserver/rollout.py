@@ -20,7 +20,7 @@ from skillgym_core.contracts.atif import (
 )
 from skillgym_core.contracts.events import TrajectoryVerified
 from skillgym_core.provenance import with_source
-from skillgym_core.rlenv.api import TOOL_SCHEMAS
+from skillgym_core.rlenv.api import tool_schemas
 from skillgym_core.store.base import Store, put_json
 from skillgym_core.taskrun import VerifierOutcome
 
@@ -58,7 +58,7 @@ def trajectory(episode: Episode, trajectory_id: str, rl_reward: float) -> Trajec
         ))  # fmt: skip
     made = Trajectory(
         session_id=episode.episode_id, trajectory_id=trajectory_id,
-        agent=Agent(name=HARNESS, version=AGENT_VERSION, model_name=episode.policy, tool_definitions=TOOL_SCHEMAS),
+        agent=Agent(name=HARNESS, version=AGENT_VERSION, model_name=episode.policy, tool_definitions=tool_schemas(episode.workdir)),
         steps=steps, final_metrics=FinalMetrics(total_steps=len(steps)),
         extra={"rollout": "rl", "episode_id": episode.episode_id, "reward_mode": episode.reward_mode,
                "rl_reward": rl_reward},

@@ -8,30 +8,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillgym_core.contracts.task import TaskDir
+from skillgym_core.contracts.task import StepSection, TaskDir, TaskStep
 from skillgym_core.llm import ChatResponse, LLMClient, LLMError, ToolCallRequest, Usage
+from skillgym_core.multistep import run_steps
 from skillgym_core.sandbox.base import SandboxResult
-from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner
 
 from skillgym_validator.errors import BaselineEndpointError, BaselineEndpointUnavailable
 
-BASH_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "bash",
-        "description": "Run a bash command in the task's working directory (/app) and return its output.",
-        "parameters": {
-            "type": "object",
-            "properties": {"command": {"type": "string", "description": "the command to run"}},
-            "required": ["command"],
+
+def bash_tool(workdir: str) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": f"Run a bash command in the task's working directory ({workdir}) and return its output.",
+            "parameters": {
+                "type": "object",
+                "properties": {"command": {"type": "string", "description": "the command to run"}},
+                "required": ["command"],
+            },
         },
-    },
-}
-SYSTEM_PROMPT = (
-    "You solve tasks in a Linux sandbox with no network. Your working directory is /app. "
-    "Use the bash tool to inspect files and make changes; answer without a tool call when done."
-)
+    }
+
+
+def system_prompt(workdir: str) -> str:
+    return (f"You solve tasks in a Linux sandbox with no network. Your working directory is {workdir}. "
+            "Use the bash tool to inspect files and make changes; answer without a tool call when done.")
+
+
 SKILLS_HINT = (
     " Skills (folders with a SKILL.md describing how to do a kind of work) are available "
     f"read-only under {SKILLS_MOUNT}; read the relevant one before you start."
@@ -69,6 +74,17 @@ class AgentRun:
         return record
 
 
+@dataclass
+class _Loop:
+    """What one run's conversations add up to."""
+
+    steps: int = 0
+    tool_calls: int = 0
+    stop_reason: str = "max_steps"
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+
 def _tool_output(result: SandboxResult) -> str:
     text = f"exit_code: {result.exit_code} ({result.outcome.value})\n{result.stdout}"
     if result.stderr:
@@ -86,9 +102,9 @@ class BaselineAgent:
         self.max_steps = max_steps
         self.step_timeout_s = step_timeout_s
 
-    def _complete(self, messages: list[dict[str, Any]]) -> ChatResponse:
+    def _complete(self, messages: list[dict[str, Any]], workdir: str) -> ChatResponse:
         try:
-            return self.client.chat(messages, tools=[BASH_TOOL])
+            return self.client.chat(messages, tools=[bash_tool(workdir)])
         except LLMError as exc:
             error = BaselineEndpointUnavailable if exc.reason == "llm_unavailable" else BaselineEndpointError
             raise error(f"chat completion failed: {exc}", url=self.client.settings.base_url, llm_reason=exc.reason) from exc
@@ -106,43 +122,58 @@ class BaselineAgent:
         result = self.runner.run_agent_command(task, workspace, command, skills=skills, timeout_s=self.step_timeout_s)
         return _tool_output(result)
 
+    def _converse(self, task: TaskDir, workspace: Path, instruction: str, skills: Path | None,
+                  loop: _Loop) -> None:  # fmt: skip
+        """One conversation on ``instruction`` (the task's, or one step's), up to ``max_steps`` turns."""
+        workdir = self.runner.workdir(task)
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system_prompt(workdir) + (SKILLS_HINT if skills is not None else "")},
+            {"role": "user", "content": instruction},
+        ]
+        loop.transcript.extend(messages)
+        loop.stop_reason = "max_steps"
+        for _ in range(self.max_steps):
+            response = self._complete(messages, workdir)
+            loop.steps += 1
+            loop.usage.add(response.usage)
+            messages.append(response.assistant_message())
+            loop.transcript.append(messages[-1])
+            if not response.tool_calls:
+                loop.stop_reason = "answered"
+                return
+            for call in response.tool_calls:
+                loop.tool_calls += 1
+                messages.append({"role": "tool", "tool_call_id": call.id,
+                                 "content": self._call(task, workspace, call, skills)})
+                loop.transcript.append(messages[-1])
+
     def attempt(self, task: TaskDir, scratch: Path, *, with_skill: bool) -> AgentRun:
+        """One run of the model on the task; a multi-step task is one conversation per step, each
+        on that step's instruction, graded as the validator grades the reference solution."""
         started = time.monotonic()
         skills = task.skills if with_skill and task.skills.is_dir() else None
-        system = SYSTEM_PROMPT + (SKILLS_HINT if skills is not None else "")
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": system},
-            {"role": "user", "content": task.instruction()},
-        ]
         workspace = self.runner.fresh_workspace(task, scratch)
-        steps = tool_calls = 0
-        stop_reason = "max_steps"
-        usage = Usage()
+        loop = _Loop()
         try:
-            for _ in range(self.max_steps):
-                response = self._complete(messages)
-                steps += 1
-                usage.add(response.usage)
-                messages.append(response.assistant_message())
-                if not response.tool_calls:
-                    stop_reason = "answered"
-                    break
-                for call in response.tool_calls:
-                    tool_calls += 1
-                    output = self._call(task, workspace, call, skills)
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
-            verdict = self.runner.verify(task, workspace)
+            if self.runner.config(task).is_multi_step:
+                def act(step: TaskStep, config: StepSection) -> None:
+                    self._converse(task, workspace, step.instruction(), skills, loop)
+
+                verdict = run_steps(self.runner, task, workspace, act, scratch=scratch).verifier
+            else:
+                self._converse(task, workspace, task.instruction(), skills, loop)
+                verdict = self.runner.verify(task, workspace)
         finally:
-            discard_tree(workspace)
+            self.runner.discard_workspace(workspace)
         return AgentRun(
             with_skill=with_skill,
             passed=verdict.passed,
             reward=verdict.reward,
             failure_type=verdict.failure_type,
-            steps=steps,
-            tool_calls=tool_calls,
+            steps=loop.steps,
+            tool_calls=loop.tool_calls,
             seconds=time.monotonic() - started,
-            stop_reason=stop_reason,
-            transcript=messages,
-            usage=usage,
+            stop_reason=loop.stop_reason,
+            transcript=loop.transcript,
+            usage=loop.usage,
         )

@@ -154,7 +154,7 @@ class ValidityGate:
                 return GateRun("nop", index, self._steps_record(steps), seconds=time.monotonic() - started)
             verdict = self.runner.verify(task, workspace)
         finally:
-            discard_tree(workspace)
+            self.runner.discard_workspace(workspace)
         return GateRun("nop", index, _verifier_record(verdict, self.tail), seconds=time.monotonic() - started)
 
     def _steps_record(self, outcome: MultiStepOutcome) -> dict[str, Any]:
@@ -178,7 +178,7 @@ class ValidityGate:
         try:
             steps = run_steps(self.runner, task, workspace, solve, scratch=scratch)
         finally:
-            discard_tree(workspace)
+            self.runner.discard_workspace(workspace)
         failed = next((s for s in solutions if s["outcome"] != "ok"), None)
         summary = {"outcome": failed["outcome"] if failed else "ok", "steps": solutions}
         return GateRun("oracle", index, self._steps_record(steps), solution=summary,
@@ -193,7 +193,7 @@ class ValidityGate:
             solution = self.runner.run_solution(task, workspace)
             verdict = self.runner.verify(task, workspace)
         finally:
-            discard_tree(workspace)
+            self.runner.discard_workspace(workspace)
         return GateRun(
             "oracle",
             index,

@@ -46,6 +46,10 @@ _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 EnvPhase = Literal["agent", "solution", "verifier"]
 # Where the runtime mounts its own trees; a task's working directory may not be one of them.
 RESERVED_DIRS = ("/", "/tests", "/solution", "/logs", "/skills", "/proc", "/dev", "/sys", "/tmp", "/step")
+# programs, libraries and the sandbox's own mounts (harnesses, the runner, the local venv)
+SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/usr/bin", "/usr/sbin", "/usr/lib",
+               "/usr/lib64", "/usr/libexec", "/usr/local/bin", "/usr/local/sbin", "/usr/local/lib", "/opt/venv",
+               "/opt/skillgym", "/agent", "/llm")
 
 
 class TaskSection(BaseModel):
@@ -81,10 +85,15 @@ class EnvironmentSection(BaseModel):
     @field_validator("workdir")
     @classmethod
     def _workdir(cls, value: str) -> str:
-        normal = posixpath.normpath(value)
+        # normpath keeps a leading "//", which the kernel reads as "/": "//tests" is /tests
+        normal = "/" + posixpath.normpath(value).lstrip("/")
         if not value.startswith("/") or normal in RESERVED_DIRS or any(
                 normal.startswith(f"{reserved}/") for reserved in RESERVED_DIRS[1:]):
             raise ValueError(f"workdir must be an absolute path outside {', '.join(RESERVED_DIRS)}")
+        # the workspace mounted there would put what the agent writes in place of the programs
+        # every later run, the verifier's included, executes
+        if shadowed := [path for path in SYSTEM_DIRS if path == normal or path.startswith(f"{normal}/")]:
+            raise ValueError(f"workdir {normal} would hide {shadowed[0]}")
         return normal
 
     @property

@@ -10,16 +10,15 @@ from skillgym_core.settings import CommonSettings
 
 def environment_provider(settings: CommonSettings, sandbox_name: str) -> EnvironmentProvider | None:
     """The cached-venv builder for the local sandbox, the Dockerfile builder for the container
-    sandbox, and for Kubernetes the build contexts the operator builds into the cluster's registry."""
+    sandbox, and for Kubernetes the build contexts the operator builds into the cluster's registry
+    (when the cluster has one) and the prebuilt images Harbor tasks name."""
     if not settings.env_build or sandbox_name not in ("local", "container", "kubernetes"):
         return None
     if sandbox_name == "kubernetes":
-        if not settings.k8s_build_images:
-            return None
         from skillgym_core.envbuild.cluster import ClusterImageProvider
         from skillgym_core.store.factory import make_store
 
-        return ClusterImageProvider(make_store(settings))
+        return ClusterImageProvider(make_store(settings), build_images=settings.k8s_build_images)
     if sandbox_name == "container":
         from skillgym_core.envbuild.image import ImageProvider
         from skillgym_core.sandbox.container.engine import connect

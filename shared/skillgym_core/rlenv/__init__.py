@@ -13,6 +13,7 @@ from skillgym_core.rlenv.api import (
     StartEpisode,
     StepRequest,
     StepResult,
+    tool_schemas,
 )
 from skillgym_core.rlenv.client import EnvClient, EnvServerError
 
@@ -30,4 +31,5 @@ __all__ = [
     "StartEpisode",
     "StepRequest",
     "StepResult",
+    "tool_schemas",
 ]

@@ -18,25 +18,31 @@ from pydantic import BaseModel, Field, model_validator
 RewardMode = Literal["binary", "rubric", "shaped"]
 TOOL_NAMES = ("bash", "read_file", "write_file")
 
-TOOL_SCHEMAS: list[dict[str, Any]] = [
-    {"type": "function", "function": {
-        "name": "bash",
-        "description": "Run a shell command in the task's workspace (/app) and return its output and exit code.",
-        "parameters": {"type": "object", "properties": {"command": {"type": "string", "description": "the command"}},
-                       "required": ["command"]}}},
-    {"type": "function", "function": {
-        "name": "read_file",
-        "description": "Return the text of a file (at most 64 KiB); relative paths are inside /app.",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string", "description": "the file"}},
-                       "required": ["path"]}}},
-    {"type": "function", "function": {
-        "name": "write_file",
-        "description": "Write text to a file, creating its folders; relative paths are inside /app.",
-        "parameters": {"type": "object", "properties": {
-            "path": {"type": "string", "description": "the file"},
-            "content": {"type": "string", "description": "the whole new text of the file"}},
-            "required": ["path", "content"]}}},
-]  # fmt: skip
+def tool_schemas(workdir: str = "/app") -> list[dict[str, Any]]:
+    """The episode's tools, as OpenAI function schemas, naming the task's working directory."""
+    return [
+        {"type": "function", "function": {
+            "name": "bash",
+            "description": f"Run a shell command in the task's workspace ({workdir}) and return its output and exit "
+                           "code.",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string", "description": "the command"}},
+                           "required": ["command"]}}},
+        {"type": "function", "function": {
+            "name": "read_file",
+            "description": f"Return the text of a file (at most 64 KiB); relative paths are inside {workdir}.",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string", "description": "the file"}},
+                           "required": ["path"]}}},
+        {"type": "function", "function": {
+            "name": "write_file",
+            "description": f"Write text to a file, creating its folders; relative paths are inside {workdir}.",
+            "parameters": {"type": "object", "properties": {
+                "path": {"type": "string", "description": "the file"},
+                "content": {"type": "string", "description": "the whole new text of the file"}},
+                "required": ["path", "content"]}}},
+    ]  # fmt: skip
+
+
+TOOL_SCHEMAS = tool_schemas()
 
 
 class EpisodeStatus(StrEnum):

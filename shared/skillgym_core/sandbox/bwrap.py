@@ -103,7 +103,8 @@ def _system_binds() -> tuple[str, ...]:
 
 
 def check_target(target: str) -> str:
-    path = PurePosixPath(target)
+    # PurePosixPath keeps a leading "//" (POSIX leaves it open); the kernel reads it as "/"
+    path = PurePosixPath("/" + target.lstrip("/")) if target.startswith("/") else PurePosixPath(target)
     if not path.is_absolute() or ".." in path.parts:
         raise SandboxError(f"mount target must be absolute and normalized: {target!r}", reason="bad_mount")
     normalized = str(path)

@@ -216,6 +216,26 @@ def test_a_tasks_dockerfile_reaches_its_runs_as_a_build_context(sandbox: Kuberne
     (task.root / "environment" / "Dockerfile").write_text("FROM python:3.12-slim\nWORKDIR /app\n")
     changed = provider.prepare(task)
     assert changed is not None and changed.context_key != prepared.context_key
-    assert environment_provider(CommonSettings(), "kubernetes") is None  # off unless the cluster has a registry
+    off = environment_provider(CommonSettings(store="local", store_root=tmp_path / "s"), "kubernetes")
+    assert isinstance(off, ClusterImageProvider) and off.prepare(task) is None  # no build unless there is a registry
     refused = LocalSandbox().run(["true"], mounts=[BuildContext(context_key=prepared.context_key)])
     assert refused.outcome is Outcome.SANDBOX_ERROR and refused.detail["reason"] == "image_environment"
+
+
+def test_a_prebuilt_docker_image_is_what_the_tasks_pods_run(sandbox: KubernetesSandbox, store: LocalStore,
+                                                            tmp_path: Path) -> None:
+    from skillgym_core.contracts.task import TaskDir
+    from skillgym_core.envbuild.cluster import ClusterImageProvider
+    from skillgym_core.sandbox.kubernetes import split_root
+
+    from tests.support.harbor_tasks import hello_world, prebuilt_image
+
+    provider = ClusterImageProvider(store)
+    prepared = provider.prepare(TaskDir(prebuilt_image(tmp_path / "prebuilt", "registry.example.test/tools:1.2")))
+    assert prepared is not None
+    _, root = split_root([Mount(tmp_path, "/app", writable=True), *prepared.mounts()])
+    body = sandbox.manifest("sbx-10", ["true"], [], "/app", {}, Limits(), None, root=root)
+    assert body["spec"]["image"] == "registry.example.test/tools:1.2" and "build" not in body["spec"]
+    plain = TaskDir(hello_world(tmp_path / "plain"))
+    (plain.root / "environment" / "Dockerfile").unlink()
+    assert provider.prepare(plain) is None  # neither: the operator's default task image

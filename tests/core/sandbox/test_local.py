@@ -182,7 +182,8 @@ def test_nonzero_exit_is_ok_outcome(sandbox: LocalSandbox, workspace: Path) -> N
 
 
 def test_bad_mounts_are_sandbox_errors(sandbox: LocalSandbox, workspace: Path) -> None:
-    for mounts in ([Mount(workspace, "relative")], [Mount(workspace, "/usr")], [Mount(workspace / "nope", "/x")]):
+    for mounts in ([Mount(workspace, "relative")], [Mount(workspace, "/usr")], [Mount(workspace, "//usr")],
+                   [Mount(workspace, "//tmp/")], [Mount(workspace / "nope", "/x")]):
         result = sandbox.run(["true"], mounts=mounts)
         assert result.outcome is Outcome.SANDBOX_ERROR
         assert result.detail["reason"] == "bad_mount"

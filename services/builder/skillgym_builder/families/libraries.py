@@ -18,8 +18,10 @@ IMPORT_NAMES = {
     "python-dateutil": "dateutil", "biopython": "Bio", "rdkit": "rdkit", "faster-whisper": "faster_whisper",
     "pytorch-lightning": "pytorch_lightning", "python-frontmatter": "frontmatter",
 }
-# ``import x`` or ``from x[.y] import z``: a prose line that starts with "from" is not one
-IMPORT_LINE = re.compile(r"^\s*(?:import\s+([A-Za-z_]\w*)|from\s+([A-Za-z_]\w*)(?:\.\w+)*\s+import\b)", re.M)
+# ``import x[.y][ as z][, w]`` or ``from x[.y] import z``: a prose line that starts with "from" or
+# "import" ("import the rows first") is not one
+IMPORT_LINE = re.compile(r"^\s*(?:import\s+([A-Za-z_]\w*)(?=\s*(?:$|as\b|[.,;#]))"
+                         r"|from\s+([A-Za-z_]\w*)(?:\.\w+)*\s+import\b)", re.M)
 # Used alongside almost any library; naming one of them says nothing about what a skill teaches.
 GENERAL_PURPOSE = frozenset({
     "numpy", "pandas", "matplotlib", "scipy", "seaborn", "requests", "yaml", "tqdm", "dateutil", "pytz",

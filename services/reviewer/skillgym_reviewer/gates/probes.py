@@ -16,7 +16,7 @@ from skillgym_core.envbuild import EnvironmentBuildError
 from skillgym_core.sandbox.base import Mount
 from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.sandbox.workspace import safe_copy_tree
-from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner, VerifierOutcome
+from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner, VerifierOutcome, agent_logs_dir
 
 from skillgym_reviewer.gates.forgery import code_files, plant_edit, wrote_the_verdict
 from skillgym_reviewer.gates.pool import default_workers, parallel_map
@@ -175,6 +175,7 @@ class Prober:
 
     def discard(self, workspace: Path) -> None:
         remove_tree(workspace)
+        remove_tree(agent_logs_dir(workspace))
 
     def verify(self, probe: Probe) -> VerifierOutcome:
         workspace = self._copy(probe.start)

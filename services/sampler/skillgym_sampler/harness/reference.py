@@ -12,10 +12,9 @@ import time
 from pathlib import Path
 
 from skillgym_core.contracts.atif import ObservationResult, ToolCall
-from skillgym_core.envbuild import EnvironmentBuildError
 from skillgym_core.hidden_paths import hidden_paths_in
-from skillgym_core.sandbox.base import Limits, Mount, SandboxResult
-from skillgym_core.taskrun import SKILLS_MOUNT, environment_failure
+from skillgym_core.sandbox.base import Mount, SandboxResult
+from skillgym_core.taskrun import AGENT_LOGS_MOUNT, SKILLS_MOUNT
 
 from skillgym_sampler.harness.base import AgentEnv, AgentRun, RunSpec, format_observation
 from skillgym_sampler.harness.demonstration import DemoStep, plan_demonstration
@@ -51,18 +50,14 @@ class OracleHarness:
         self.workdir = workdir
 
     def _run(self, env: AgentEnv, command: str, scratch: Path) -> SandboxResult:
-        mounts = [Mount(env.workspace, env.workdir, writable=True), Mount(scratch, self.workdir, writable=True)]
+        """One command of the demonstration, run as the validator runs the reference solution: the
+        task's environment, its ``[solution] env``, ``/logs/agent`` and the task's limits."""
+        mounts = [Mount(env.workspace, env.workdir, writable=True), Mount(scratch, self.workdir, writable=True),
+                  Mount(env.runner.agent_logs(env.workspace), AGENT_LOGS_MOUNT, writable=True)]  # fmt: skip
         if env.skills_dir is not None:
             mounts.append(Mount(env.skills_dir, SKILLS_MOUNT))
-        config = env.task.config()
-        limits = Limits(wall_s=config.agent.timeout_sec, memory_mb=config.environment.memory_mb or 2048)
-        try:
-            extra_mounts, run_env = env.runner.environment_extras(env.task)
-        except EnvironmentBuildError as exc:
-            return environment_failure(exc)
-        return env.runner.sandbox.run(
-            ["bash", "-lc", command], mounts=[*mounts, *extra_mounts], workdir=env.workdir, env=run_env, limits=limits
-        )
+        return env.runner.run_in_environment(env.task, ["bash", "-lc", command], mounts, None,
+                                             env.task.config().agent.timeout_sec, phase="solution")  # fmt: skip
 
     def _record(self, recorder: TrajectoryRecorder, index: int, step: DemoStep, result: SandboxResult) -> None:
         call = ToolCall(tool_call_id=f"call_{index}", function_name="bash", arguments={"command": step.command})

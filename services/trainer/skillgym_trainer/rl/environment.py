@@ -180,6 +180,8 @@ class SkillGymEnvironment:
     @staticmethod
     def _task_text(episode: EpisodeStarted) -> str:
         text = episode.instruction.strip()
+        if episode.workdir != "/app" and episode.workdir not in text:
+            text += f"\n\nThe task's workspace is {episode.workdir}."
         if episode.skill_provided and episode.skills_path and episode.skills_path not in text:
             text += f"\n\nSkills that may help are in {episode.skills_path}."
         return text

@@ -125,7 +125,8 @@ class ImageBuilder:
     def _remembered(self, key: str) -> None:
         failed = self._failed.get(key)
         if failed is not None and time.monotonic() - failed[0] < FAILURE_MEMORY_S:
-            raise failed[1]
+            # a new exception each time: one shared object would gather every raiser's traceback
+            raise EnvironmentBuildError(str(failed[1]), reason=failed[1].reason, **failed[1].details)
 
     def _attempt(self, key: str, work: Callable[[], BuiltImage]) -> BuiltImage:
         self._remembered(key)
