@@ -53,12 +53,14 @@ class StepOutcome:
     detail: str = ""
     act: dict[str, Any] | None = None
     below_minimum: bool = False
-    seconds: float = 0.0
+    seconds: float = 0.0  # the whole step: preparation, the agent's work and the verifier
+    verify_seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name, "error": self.error, "detail": self.detail[-2000:], "act": self.act,
             "below_min_reward": self.below_minimum, "seconds": round(self.seconds, 4),
+            "verify_seconds": round(self.verify_seconds, 4),
             "verifier": self.verifier.to_dict() if self.verifier else None,
         }  # fmt: skip
 
@@ -149,13 +151,15 @@ def _run_step(runner: TaskRunner, task: TaskDir, step: TaskStep, config: StepSec
         return StepOutcome(step.name, None, error, detail, seconds=time.monotonic() - started)
     acted = act(step, config) if act is not None else None
     tests = Path(tempfile.mkdtemp(prefix=f"tests-{step.name}-", dir=scratch))
+    verify_started = time.monotonic()
     try:
         verdict = runner.verify(task, workspace, tests=layered_tests(step, tests / "tests"),
                                 timeout_s=config.verifier.timeout_sec)  # fmt: skip
     finally:
         discard_tree(tests)
+    ended = time.monotonic()
     return StepOutcome(step.name, verdict, act=acted, below_minimum=config.below_minimum(verdict.rewards, verdict.reward),
-                       seconds=time.monotonic() - started)  # fmt: skip
+                       seconds=ended - started, verify_seconds=ended - verify_started)  # fmt: skip
 
 
 def aggregate(strategy: str, steps: list[StepOutcome], pass_threshold: float, stopped_at: str | None) -> VerifierOutcome:

@@ -59,6 +59,8 @@ def test_each_step_is_sampled_graded_and_joined(ctx: ServiceContext, tmp_path: P
     assert "/workspace" in trajectory.steps[2].observation.results[0].content
     record = VerificationRecord.model_validate(get_json(ctx.store, runs["builtin"].verification_key))
     assert [(s["name"], s["passed"]) for s in record.task_steps or []] == [("count", True), ("summarize", True)]
+    # the verifier's time is its two runs, not what is left of the trial after the steps
+    assert record.timings["verify_s"] >= sum(s["verify_seconds"] for s in record.task_steps or []) * 0.99 > 0
     nop = VerificationRecord.model_validate(get_json(ctx.store, runs["nop"].verification_key))
     assert [s["name"] for s in nop.task_steps or []] == ["count"] and nop.task_steps[0]["below_min_reward"]
 

@@ -76,6 +76,7 @@ def _step_summary(step: StepOutcome) -> dict[str, Any]:
         "name": step.name, "reward": verdict.reward if verdict else None, "passed": bool(verdict and verdict.passed),
         "failure_type": verdict.failure_type if verdict else step.error, "below_min_reward": step.below_minimum,
         "agent_outcome": (step.act or {}).get("outcome"), "seconds": round(step.seconds, 4),
+        "verify_seconds": round(step.verify_seconds, 4),
     }  # fmt: skip
 
 
@@ -118,7 +119,7 @@ class TrialRunner:
             run = AgentRun(steps.trajectory, outcome=steps.agent_outcome, error=steps.error)
             verified = steps.outcome.verifier
             task_steps = [_step_summary(step) for step in steps.outcome.steps]
-            agent_s = sum(step.seconds for step in steps.outcome.steps)
+            agent_s = max(0.0, time.perf_counter() - started - sum(step.verify_seconds for step in steps.outcome.steps))
         else:
             env = AgentEnv(task, workspace, self.runner, skills, command_timeout_s=self.command_timeout_s)
             try:
