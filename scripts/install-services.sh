@@ -199,9 +199,10 @@ start_deferred() {
         : >"$DEFERRED/$name.log"
         echo running >"$DEFERRED/$name.status"
     done
-    # Off the CPU's critical path (nice 19) and detached, so it outlives this script; flock keeps a
-    # second job from building the same things at once.
-    MINIO_BUILD_TIMEOUT="${MINIO_BUILD_TIMEOUT_DEFERRED:-3600}" setsid nohup nice -n 19 \
+    # A little below the tests' priority (the tests that need these run last and wait for them,
+    # so starving the builds would only move the wait) and detached, so it outlives this script;
+    # flock keeps a second job from building the same things at once.
+    MINIO_BUILD_TIMEOUT="${MINIO_BUILD_TIMEOUT_DEFERRED:-3600}" setsid nohup nice -n 5 \
         flock "$DEFERRED/.lock" bash "${BASH_SOURCE[0]}" --run-deferred </dev/null >>"$DEFERRED/job.log" 2>&1 &
     pid=$!
     echo "$pid" >"$DEFERRED/job.pid"

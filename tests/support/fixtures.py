@@ -46,6 +46,7 @@ _HEAVY_MARKERS = ("slow", "integration", "e2e")
 # order the install script builds them (containers, S3, Kubernetes, llama.cpp's server).
 _DEFERRED_FIXTURES = {"podman": 2, "s3": 3, "kube": 4, "kube_namespace": 4, "llama": 5}
 _LAST = max(_DEFERRED_FIXTURES.values())
+DEFERRED_WAIT_S = 3600
 
 
 def _group(item: pytest.Item) -> int:
@@ -68,6 +69,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         module = item.nodeid.split("::", 1)[0]
         group_of_module[module] = max(_group(item), group_of_module.get(module, 0))
     items.sort(key=lambda item: group_of_module[item.nodeid.split("::", 1)[0]])
+    # The first test of each module that waits for a build may wait for it well past the per-test
+    # limit (the fixture's own wait is bounded); the tests after it find the service up.
+    seen: set[str] = set()
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if group_of_module[module] >= min(_DEFERRED_FIXTURES.values()) and module not in seen:
+            item.add_marker(pytest.mark.timeout(DEFERRED_WAIT_S))
+        seen.add(module)
 
 
 class PrometheusFactory(Protocol):
