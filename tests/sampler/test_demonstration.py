@@ -124,22 +124,26 @@ HELPER_PY = (
 )
 
 
-@pytest.mark.integration
-def test_oracle_solves_a_helper_based_task_without_the_solution_mounted(ctx, tmp_path: Path) -> None:
-    task = write_task(tmp_path / "task-helper0001", task_id="task-helper0001")
-    (task.solution / "solve.sh").write_text(HELPER_SOLVE)
-    (task.solution / "total.py").write_text(HELPER_PY)
-    (task.solution / "columns.json").write_text('{"amount": "amount"}\n')
-    package_key = ctx.save_task("task-helper0001", task)
+def _oracle_demonstration(ctx, task_id: str, task) -> Trajectory:
+    """The oracle's demonstration of ``task``, which must pass."""
     event = Envelope.wrap(
-        EnvValidated(task_id="task-helper0001", skill_id="skill-ledger", package_key=package_key, valid=True),
+        EnvValidated(task_id=task_id, skill_id="skill-ledger", package_key=ctx.save_task(task_id, task), valid=True),
         producer="validator", correlation_id="test",
     )  # fmt: skip
     outputs = SamplerService(ctx, SamplerSettings(harnesses=["oracle"])).handle(event)
     (run,) = [o for o in outputs if isinstance(o, TrajectoryVerified)]
     record = VerificationRecord.model_validate(get_json(ctx.store, run.verification_key))
     assert run.passed, record.agent_outcome
-    trajectory = Trajectory.model_validate_json(ctx.store.get_bytes(run.atif_key))
+    return Trajectory.model_validate_json(ctx.store.get_bytes(run.atif_key))
+
+
+@pytest.mark.integration
+def test_oracle_solves_a_helper_based_task_without_the_solution_mounted(ctx, tmp_path: Path) -> None:
+    task = write_task(tmp_path / "task-helper0001", task_id="task-helper0001")
+    (task.solution / "solve.sh").write_text(HELPER_SOLVE)
+    (task.solution / "total.py").write_text(HELPER_PY)
+    (task.solution / "columns.json").write_text('{"amount": "amount"}\n')
+    trajectory = _oracle_demonstration(ctx, "task-helper0001", task)
     assert trajectory.extra == {"source": "reference"}
     assert hidden_paths_in(trajectory.model_dump(mode="json")) == []
     commands = [c.arguments["command"] for s in trajectory.steps for c in s.tool_calls or []]
@@ -168,15 +172,6 @@ def test_the_oracle_demonstration_runs_as_the_validator_runs_the_solution(ctx, t
     data["solution"] = {"env": {"COLUMN": "amount"}}
     task.config_path.write_text(tomli_w.dumps(data))
     (task.solution / "solve.sh").write_text(ENV_SOLVE)
-    event = Envelope.wrap(
-        EnvValidated(task_id="task-envtab0001", skill_id="skill-ledger", package_key=ctx.save_task("task-envtab0001", task),
-                     valid=True),
-        producer="validator", correlation_id="test",
-    )  # fmt: skip
-    outputs = SamplerService(ctx, SamplerSettings(harnesses=["oracle"])).handle(event)
-    (run,) = [o for o in outputs if isinstance(o, TrajectoryVerified)]
-    record = VerificationRecord.model_validate(get_json(ctx.store, run.verification_key))
-    assert run.passed, record.agent_outcome
-    trajectory = Trajectory.model_validate_json(ctx.store.get_bytes(run.atif_key))
+    trajectory = _oracle_demonstration(ctx, "task-envtab0001", task)
     commands = [c.arguments["command"] for s in trajectory.steps for c in s.tool_calls or []]
     assert sum("/logs/agent/column.txt" in c for c in commands) == 2  # two commands, two sandbox runs
