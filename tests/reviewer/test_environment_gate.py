@@ -122,7 +122,10 @@ def test_a_task_without_requirements_passes_the_gate_untouched(tmp_path: Path, w
 
 
 def test_environments_are_built_for_the_local_sandbox_only(tmp_path: Path) -> None:
-    settings = ReviewerSettings(env_cache=tmp_path)
+    from skillgym_core.envbuild.cluster import ClusterImageProvider
+
+    settings = ReviewerSettings(env_cache=tmp_path, store_root=tmp_path / "store")
     assert environment_provider(settings, "local") is not None
-    assert environment_provider(settings, "kubernetes") is None
+    on_cluster = environment_provider(settings, "kubernetes")  # prebuilt images only: no registry to build into
+    assert isinstance(on_cluster, ClusterImageProvider) and not on_cluster.build_images
     assert environment_provider(ReviewerSettings(env_build=False), "local") is None

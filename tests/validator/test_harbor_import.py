@@ -30,7 +30,7 @@ def dataset(tmp_path: Path) -> Path:
 
 def test_task_folders_are_found_in_a_checkout_once(dataset: Path) -> None:
     found = [p.name for p in task_folders([dataset, dataset / "tasks" / "apt-inventory"])]
-    assert found == ["apt-inventory", "broken", "hello-world", "log-steps", "no-solution"]
+    assert found == ["agent-user", "apt-inventory", "broken", "hello-world", "log-steps", "no-solution"]
 
 
 def test_without_validation_tasks_are_stored_unvalidated_and_broken_ones_refused(dataset: Path, tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_without_validation_tasks_are_stored_unvalidated_and_broken_ones_refused
     records = {Path(r["path"]).name: r for r in import_tasks([dataset], store, validate=False)}
     assert not records["broken"]["imported"] and any(r.startswith("toml_syntax") for r in records["broken"]["reasons"])
     stored = {k for k in store.list("tasks/")}
-    assert "tasks/harbor-tests-apt-inventory/package.tar.gz" in stored and len(stored) == 8
+    assert "tasks/harbor-tests-apt-inventory/package.tar.gz" in stored and len(stored) == 10
     assert records["apt-inventory"]["reasons"] == ["not_validated"] and validated_tasks(store) == []
 
 
@@ -57,6 +57,7 @@ def test_import_harbor_validates_on_containers(dataset: Path, tmp_path: Path, po
     assert records["hello-world"]["valid"] and records["apt-inventory"]["valid"] and records["log-steps"]["valid"]
     assert records["no-solution"]["imported"] and records["no-solution"]["reasons"] == ["no_solution"]
     store = LocalStore(tmp_path / "run" / "store")
-    assert sorted(t.task_id for t in validated_tasks(store)) == ["harbor-local-hello-world", "harbor-tests-apt-inventory",
-                                                                  "harbor-tests-log-steps"]
+    assert records["agent-user"]["valid"]
+    assert sorted(t.task_id for t in validated_tasks(store)) == [
+        "harbor-local-agent-user", "harbor-local-hello-world", "harbor-tests-apt-inventory", "harbor-tests-log-steps"]
     assert ValidatorSettings().sandbox == "container"

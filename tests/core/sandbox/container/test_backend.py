@@ -76,7 +76,7 @@ def test_a_broken_dockerfile_is_a_typed_error_with_the_build_log_tail(sandbox: C
     builder._build = lambda *args: builds.append("again") or original(*args)  # type: ignore[method-assign]
     with pytest.raises(EnvironmentBuildError) as again:
         builder.ensure(ctx)  # every run of the task asks: the failure is answered from memory
-    assert again.value is caught.value and builds == []
+    assert (str(again.value), again.value.details) == (str(caught.value), caught.value.details) and builds == []
     with pytest.raises(EnvironmentBuildError) as missing:
         ImageBuilder(sandbox.client).ensure(context(tmp_path / "node", "FROM node:20\n"))
     assert missing.value.reason == "base_image_unavailable"
