@@ -199,11 +199,11 @@ start_deferred() {
         : >"$DEFERRED/$name.log"
         echo running >"$DEFERRED/$name.status"
     done
-    # At the tests' own priority: the tests that need these run last and wait for them, so a
-    # starved build only moves the wait to the end (measured: a 60-minute chain at nice 5 beside
-    # two test processes). Detached, so it outlives this script; flock keeps a second job from
-    # building the same things at once.
-    MINIO_BUILD_TIMEOUT="${MINIO_BUILD_TIMEOUT_DEFERRED:-3600}" setsid nohup \
+    # A little below the tests' priority: the tests that need these run last and wait for them,
+    # so a starved build only moves the wait to the end, while a test that shares its CPU too
+    # evenly with the compilers may miss its own time limits. Detached, so it outlives this
+    # script; flock keeps a second job from building the same things at once.
+    MINIO_BUILD_TIMEOUT="${MINIO_BUILD_TIMEOUT_DEFERRED:-3600}" setsid nohup nice -n 5 \
         flock "$DEFERRED/.lock" bash "${BASH_SOURCE[0]}" --run-deferred </dev/null >>"$DEFERRED/job.log" 2>&1 &
     pid=$!
     echo "$pid" >"$DEFERRED/job.pid"
