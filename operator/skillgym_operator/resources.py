@@ -14,6 +14,8 @@ LABEL_ATTEMPT = "skillgym.io/attempt"
 LABEL_ROLE = "skillgym.io/role"
 LABEL_BUILD = "skillgym.io/image-build"
 LABEL_TRAINING = "skillgym.io/training-job"
+LABEL_NETWORK = "skillgym.io/network"
+NETWORK_PUBLIC = "public"
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 

@@ -4,10 +4,17 @@ for them; its own store access (training progress) uses the common ``SKILLGYM_``
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# Private (RFC 1918, unique-local), carrier-grade NAT, loopback and link-local (cloud metadata) ranges.
+BLOCKED_RANGES = (
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+    "fc00::/7", "fe80::/10", "::1/128",
+)
 
 
 class OperatorSettings(BaseSettings):
@@ -39,6 +46,12 @@ class OperatorSettings(BaseSettings):
     store_egress_namespace_labels: dict[str, str] = Field(default_factory=dict)
     store_egress_port: int = 9000
     allow_dns: bool = True
+    public_network: bool = Field(
+        True, description="runs of tasks whose network is public may reach the internet; off: they run offline")
+    public_egress_blocked: list[str] = Field(
+        default_factory=lambda: list(BLOCKED_RANGES),
+        description="address ranges (CIDR) public-network runs may still not reach: the cluster's own networks, "
+        "cloud metadata")
 
     max_active_runs_per_namespace: int = Field(20, ge=1)
     max_attempts: int = Field(3, ge=1, description="pod attempts per SandboxRun on infrastructure failures")
@@ -83,6 +96,16 @@ class OperatorSettings(BaseSettings):
         if self.seccomp_profile_type == "Localhost" and not self.seccomp_localhost_profile:
             raise ValueError("seccomp_localhost_profile is required when seccomp_profile_type is Localhost")
         return self
+
+    @field_validator("public_egress_blocked")
+    @classmethod
+    def _cidrs(cls, ranges: list[str]) -> list[str]:
+        for cidr in ranges:
+            try:
+                ipaddress.ip_network(cidr, strict=False)
+            except ValueError as exc:
+                raise ValueError(f"public_egress_blocked: {cidr!r} is not an address range: {exc}") from exc
+        return ranges
 
     def seccomp_profile(self) -> dict[str, str]:
         if self.seccomp_profile_type == "Localhost":

@@ -46,8 +46,23 @@ class LimitsSpec(_Spec):
 
 
 class BuildSpec(_Spec):
-    context_key: str = Field(alias="contextKey")
-    dockerfile: str = "Dockerfile"
+    """What a task image is built from: a context in the store (its Dockerfile), or a prebuilt
+    ``baseImage``; with ``user``, one more layer gives that image user the pods' uid."""
+
+    context_key: str | None = Field(None, alias="contextKey")
+    base_image: str | None = Field(None, alias="baseImage", pattern=r"^[^\s]+$")
+    dockerfile: str = Field("Dockerfile", pattern=r"^[A-Za-z0-9_.-][A-Za-z0-9_./-]*$")
+    user: str | None = Field(None, pattern=r"^[A-Za-z_0-9][A-Za-z0-9_.-]{0,31}$")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> BuildSpec:
+        if (self.context_key is None) == (self.base_image is None):
+            raise ValueError("a build names either contextKey or baseImage")
+        if ".." in self.dockerfile.split("/"):
+            raise ValueError(f"dockerfile must stay inside the context: {self.dockerfile!r}")
+        if self.user is not None and self.user in ("root", "0"):
+            raise ValueError("the build's user may not be root")
+        return self
 
 
 class EnvVar(_Spec):
@@ -79,6 +94,8 @@ class SandboxRunSpec(_Spec):
     skill_provided: bool = Field(False, alias="skillProvided")
     max_attempts: int | None = Field(None, alias="maxAttempts", ge=1)
     session: SessionSpec | None = None
+    network: Literal["none", "public"] = Field(
+        "none", description="public: the task allows the internet (the cluster's own networks stay closed)")
 
     @model_validator(mode="after")
     def _distinct_targets(self) -> SandboxRunSpec:

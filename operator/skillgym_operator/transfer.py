@@ -1,7 +1,7 @@
 """In-pod halves of a sandbox run (``python -m skillgym_operator.transfer fetch|push``).
 
 ``fetch`` (init container) unpacks each mount's archive and the stdin from the store into the
-pod's volumes. ``push`` (sidecar) waits for the run container's exit code, then uploads every
+pod's volumes, then writes the files the plan carries (an image build's Dockerfile lines). ``push`` (sidecar) waits for the run container's exit code, then uploads every
 writable mount, stdout/stderr (capped) and ``result.json``, reading what the command wrote
 without following links (:mod:`skillgym_operator.untrusted_files`). The plan arrives as JSON in
 ``SKILLGYM_SANDBOX_PLAN``; store settings come from the usual ``SKILLGYM_`` environment."""
@@ -40,8 +40,19 @@ def fetch(plan: dict[str, Any], store: Store, io_dir: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
         if mount.get("key"):
             unpack_dir(store.get_bytes(mount["key"]), path)
+    for write in plan.get("writes") or []:
+        with Path(write["path"]).open("a" if write.get("append") else "w") as file:
+            if write.get("append") and file.tell() and not _ends_with_newline(Path(write["path"])):
+                file.write("\n")
+            file.write(write["text"])
     if plan.get("stdinKey"):
         (io_dir / Path(STDIN_FILE).name).write_bytes(store.get_bytes(plan["stdinKey"]))
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as file:
+        file.seek(-1, 2)
+        return file.read(1) == b"\n"
 
 
 def _small_text(path: Path) -> str:

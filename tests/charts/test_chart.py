@@ -302,6 +302,7 @@ def test_operator_hands_workload_security_to_its_settings(monkeypatch: pytest.Mo
     pod = builders.sandbox_pod(run, parse_sandbox_run({"command": ["true"], "outputPrefix": "o"}), "i", 1, settings)
     assert pod["spec"]["securityContext"]["seccompProfile"] == profile
     assert pod_violations(pod["spec"]) == []
+    assert settings.public_network and "169.254.0.0/16" in settings.public_egress_blocked
 
 
 SAFE_POD = {"runAsNonRoot": True, "runAsUser": 10001, "runAsGroup": 10001, "seccompProfile": {"type": "RuntimeDefault"}}

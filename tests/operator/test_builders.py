@@ -134,7 +134,7 @@ def test_kaniko_build_is_cached_by_context() -> None:
     assert "env" not in kaniko and "envFrom" not in kaniko
     assert {"name": "context", "mountPath": "/workspace", "readOnly": True} in kaniko["volumeMounts"]
     other = run_spec(build={"contextKey": "sandbox/inputs/def.tar.gz"}).build
-    assert builders.build_job_name(spec.build) == job["metadata"]["name"] != builders.build_job_name(other)
+    assert builders.build_job_name(spec.build, SETTINGS) == job["metadata"]["name"] != builders.build_job_name(other, SETTINGS)
 
 
 def test_training_manifests_validate() -> None:
@@ -203,3 +203,87 @@ def test_a_session_pod_runs_the_step_loop_and_a_relay_that_alone_holds_the_store
 def test_malformed_sessions_are_refused(session: dict[str, Any]) -> None:
     with pytest.raises(InvalidSpecError):
         run_spec(session=session)
+
+
+def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether a NetworkPolicy's podSelector picks a pod with ``labels`` (Exists and In only)."""
+    if any(labels.get(key) != value for key, value in selector.get("matchLabels", {}).items()):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        if expression["key"] not in labels:
+            return False
+        if expression["operator"] == "In" and labels[expression["key"]] not in expression["values"]:
+            return False
+    return True
+
+
+def test_a_public_network_run_alone_gets_egress_beyond_the_store_and_never_to_private_ranges() -> None:
+    public = builders.public_network_policy("ns", SETTINGS)
+    kubernetes_validate.validate(public, "1.30", strict=True)
+    assert public["spec"]["policyTypes"] == ["Egress"] and "ingress" not in public["spec"]
+    offline_pod = builders.sandbox_pod(RUN, run_spec(), "img", 1, SETTINGS)
+    public_pod = builders.sandbox_pod(RUN, run_spec(network="public"), "img", 1, SETTINGS)
+    selector = public["spec"]["podSelector"]
+    assert _selects(selector, public_pod["metadata"]["labels"])
+    assert not _selects(selector, offline_pod["metadata"]["labels"])
+    confined = builders.sandbox_network_policy("ns", SETTINGS)["spec"]["podSelector"]
+    assert _selects(confined, public_pod["metadata"]["labels"]) and _selects(confined, offline_pod["metadata"]["labels"])
+    v4, v6 = (rule["ipBlock"] for rule in public["spec"]["egress"][0]["to"])
+    assert v4["cidr"] == "0.0.0.0/0" and {"10.0.0.0/8", "169.254.0.0/16", "192.168.0.0/16"} <= set(v4["except"])
+    assert v6["cidr"] == "::/0" and "fc00::/7" in v6["except"]
+    assert set(builders.sandbox_network_policies("ns", SETTINGS)) == {"skillgym-sandbox", "skillgym-sandbox-public"}
+
+
+def test_with_public_network_off_public_runs_stay_offline() -> None:
+    closed = SETTINGS.model_copy(update={"public_network": False})
+    pod = builders.sandbox_pod(RUN, run_spec(network="public"), "img", 1, closed)
+    assert "skillgym.io/network" not in pod["metadata"]["labels"]
+    assert set(builders.sandbox_network_policies("ns", closed)) == {"skillgym-sandbox"}
+    with pytest.raises(ValueError, match="not an address range"):
+        OperatorSettings(public_egress_blocked=["10.0.0.0/8", "intranet"])
+    with pytest.raises(InvalidSpecError):
+        run_spec(network="allowlist")
+
+
+def test_a_tasks_user_is_one_more_layer_of_its_image_build() -> None:
+    from skillgym_core.sandbox.container.users import REMAP_SCRIPT
+
+    spec = run_spec(build={"contextKey": "sandbox/inputs/abc.tar.gz", "user": "agent"})
+    assert spec.build is not None
+    job = builders.kaniko_build_job(spec.build, "ns", SETTINGS)
+    kubernetes_validate.validate(job, "1.30", strict=True)
+    (fetch,) = job["spec"]["template"]["spec"]["initContainers"]
+    plan = json.loads(next(e["value"] for e in fetch["env"] if e["name"] == "SKILLGYM_SANDBOX_PLAN"))
+    script, layer = plan["writes"]
+    assert script == {"path": "/workspace/skillgym-remap-user.sh", "text": REMAP_SCRIPT}
+    assert layer["path"] == "/workspace/Dockerfile" and layer["append"] is True
+    assert layer["text"].startswith("USER root\n") and f"agent {SETTINGS.run_as_user}" in layer["text"]
+    plain = run_spec(build={"contextKey": "sandbox/inputs/abc.tar.gz"}).build
+    other_uid = SETTINGS.model_copy(update={"run_as_user": 4242})
+    names = {builders.build_job_name(spec.build, SETTINGS), builders.build_job_name(plain, SETTINGS),
+             builders.build_job_name(spec.build, other_uid)}  # fmt: skip
+    assert len(names) == 3  # the layer and the uid it gives are part of what is cached
+    env = {e["name"] for e in builders.sandbox_pod(RUN, spec, "img", 1, SETTINGS)["spec"]["containers"][0]["env"]}
+    assert "HOME" not in env  # the image's home of that user, not /tmp
+    plain_env = builders.sandbox_pod(RUN, run_spec(build={"contextKey": "k"}), "img", 1, SETTINGS)
+    assert {"name": "HOME", "value": "/tmp"} in plain_env["spec"]["containers"][0]["env"]
+
+
+def test_a_prebuilt_image_given_a_user_is_built_from_a_one_line_dockerfile() -> None:
+    spec = run_spec(build={"baseImage": "registry.example.test/tools:1.2", "user": "1000"})
+    assert spec.build is not None
+    job = builders.kaniko_build_job(spec.build, "ns", SETTINGS)
+    (fetch,) = job["spec"]["template"]["spec"]["initContainers"]
+    plan = json.loads(next(e["value"] for e in fetch["env"] if e["name"] == "SKILLGYM_SANDBOX_PLAN"))
+    assert plan["mounts"] == [{"path": "/workspace", "key": None}]
+    assert plan["writes"][0] == {"path": "/workspace/Dockerfile", "text": "FROM registry.example.test/tools:1.2\n"}
+
+
+@pytest.mark.parametrize("build", [
+    {"contextKey": "k", "baseImage": "x:1"}, {}, {"contextKey": "k", "user": "root"},
+    {"contextKey": "k", "dockerfile": "../../etc/Dockerfile"}, {"contextKey": "k", "user": "a b"},
+    {"baseImage": "x:1\nRUN curl evil"},
+])  # fmt: skip
+def test_builds_that_name_no_single_source_or_a_bad_user_are_refused(build: dict[str, Any]) -> None:
+    with pytest.raises(InvalidSpecError):
+        run_spec(build=build)

@@ -329,7 +329,7 @@ def test_a_run_with_a_build_context_waits_for_its_image_then_runs_on_it(
     monkeypatch.setattr(operator_settings, "build_registry_insecure", True)
     build = {"contextKey": "sandbox/inputs/ctx-a.tar.gz"}
     create(apiserver, "sandboxruns", sandbox_run("run-built", image=None, build=build))
-    job_name = builders.build_job_name(BuildSpec.model_validate(build))
+    job_name = builders.build_job_name(BuildSpec.model_validate(build), operator_settings)
     job = wait_for(lambda: apiserver.objects("batch/v1/jobs", NAMESPACE).get(job_name), what="build job")
     kaniko = job["spec"]["template"]["spec"]["containers"][0]
     reference = builders.image_reference(BuildSpec.model_validate(build), operator_settings)
@@ -348,7 +348,7 @@ def test_a_run_with_a_build_context_waits_for_its_image_then_runs_on_it(
 
     other = {"contextKey": "sandbox/inputs/ctx-b.tar.gz"}
     create(apiserver, "sandboxruns", sandbox_run("run-unbuilt", image=None, build=other))
-    other_job = builders.build_job_name(BuildSpec.model_validate(other))
+    other_job = builders.build_job_name(BuildSpec.model_validate(other), operator_settings)
     wait_for(lambda: other_job in apiserver.objects("batch/v1/jobs", NAMESPACE), what="second build job")
     batch.patch_namespaced_job_status(other_job, NAMESPACE, {"status": {"failed": 3, "conditions": [
         {"type": "Failed", "status": "True", "message": "RUN apt-get install exited 100"}]}})

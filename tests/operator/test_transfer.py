@@ -120,3 +120,19 @@ def test_pack_tree_matches_pack_dir(tmp_path: Path) -> None:
         ]
 
     assert listing(left) == listing(right)
+
+
+def test_fetch_writes_and_appends_the_files_its_plan_carries(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "store")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "Dockerfile").write_text("FROM base:1\nUSER agent")  # no final newline
+    store.put_bytes("ctx.tar.gz", pack_dir(source))
+    context = tmp_path / "context"
+    plan = {"mounts": [{"path": str(context), "key": "ctx.tar.gz"}], "stdinKey": None, "writes": [
+        {"path": str(context / "remap.sh"), "text": "echo remap\n"},
+        {"path": str(context / "Dockerfile"), "text": "USER root\nRUN sh remap.sh\n", "append": True},
+    ]}  # fmt: skip
+    transfer.fetch(plan, store, tmp_path)
+    assert (context / "Dockerfile").read_text() == "FROM base:1\nUSER agent\nUSER root\nRUN sh remap.sh\n"
+    assert (context / "remap.sh").read_text() == "echo remap\n"

@@ -3,7 +3,8 @@ the same build context always maps to the same image tag and the same build Job,
 of a task reuses the image (and concurrent runs share one build).
 
 A non-root init container fetches the context from the store; Kaniko then builds from that
-directory without store credentials. Kaniko unpacks the base image into its own root filesystem
+directory without store credentials. A build from a prebuilt image alone gets a one-line Dockerfile; a
+build for a task's user gets one more layer that gives that user the pods' uid. Kaniko unpacks the base image into its own root filesystem
 and sets file ownership while building, so it is the one container that runs as root with a
 writable root and a few file-ownership capabilities; every other rule of
 :mod:`skillgym_operator.builders.policy` holds."""
@@ -13,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 from typing import Any
+
+from skillgym_core.sandbox.container.users import REMAP_SCRIPT, REMAP_SCRIPT_NAME, remap_layer
 
 from skillgym_operator.builders.common import (
     isolated_pod_fields,
@@ -31,13 +34,16 @@ FETCH_CONTEXT_CONTAINER = "fetch-context"
 KANIKO_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "SETFCAP"]
 
 
-def context_digest(build: BuildSpec) -> str:
-    """Content keys already embed a hash; hashing the key and Dockerfile path keeps tags stable."""
-    return hashlib.sha256(f"{build.context_key}\0{build.dockerfile}".encode()).hexdigest()
+def context_digest(build: BuildSpec, settings: OperatorSettings) -> str:
+    """Content keys already embed a hash; hashing the key (or base image), the Dockerfile path and
+    the user remapped to the pods' uid keeps tags stable."""
+    source = build.context_key or f"image:{build.base_image}"
+    remap = f"\0{build.user}\0{settings.run_as_user}\0{REMAP_SCRIPT}" if build.user else ""
+    return hashlib.sha256(f"{source}\0{build.dockerfile}{remap}".encode()).hexdigest()
 
 
 def image_reference(build: BuildSpec, settings: OperatorSettings) -> str:
-    return f"{settings.build_registry}/skillgym-task:{context_digest(build)[:40]}"
+    return f"{settings.build_registry}/skillgym-task:{context_digest(build, settings)[:40]}"
 
 
 def registry_host(registry: str) -> str:
@@ -45,8 +51,8 @@ def registry_host(registry: str) -> str:
     return registry.split("/", 1)[0]
 
 
-def build_job_name(build: BuildSpec) -> str:
-    return f"skillgym-build-{context_digest(build)[:24]}"
+def build_job_name(build: BuildSpec, settings: OperatorSettings) -> str:
+    return f"skillgym-build-{context_digest(build, settings)[:24]}"
 
 
 def kaniko_security_context(settings: OperatorSettings) -> dict[str, Any]:
@@ -62,8 +68,23 @@ def kaniko_security_context(settings: OperatorSettings) -> dict[str, Any]:
     }
 
 
+def context_writes(build: BuildSpec, settings: OperatorSettings) -> list[dict[str, Any]]:
+    """Files the fetch step writes into the unpacked context: the Dockerfile of a prebuilt base,
+    and for a user the remap script and the layer that runs it (last, so it acts on the final
+    stage; see :mod:`skillgym_core.sandbox.container.users`)."""
+    dockerfile = f"{CONTEXT_DIR}/{build.dockerfile}"
+    writes: list[dict[str, Any]] = []
+    if build.base_image:
+        writes.append({"path": dockerfile, "text": f"FROM {build.base_image}\n"})
+    if build.user:
+        writes.append({"path": f"{CONTEXT_DIR}/{REMAP_SCRIPT_NAME}", "text": REMAP_SCRIPT})
+        writes.append({"path": dockerfile, "text": remap_layer(build.user, settings.run_as_user), "append": True})
+    return writes
+
+
 def _fetch_context_container(build: BuildSpec, settings: OperatorSettings) -> dict[str, Any]:
-    plan = {"mounts": [{"path": CONTEXT_DIR, "key": build.context_key}], "stdinKey": None}
+    plan = {"mounts": [{"path": CONTEXT_DIR, "key": build.context_key}], "stdinKey": None,
+            "writes": context_writes(build, settings)}  # fmt: skip
     return {
         "name": FETCH_CONTEXT_CONTAINER,
         "image": settings.runner_image,
@@ -82,12 +103,12 @@ def _fetch_context_container(build: BuildSpec, settings: OperatorSettings) -> di
 
 
 def kaniko_build_job(build: BuildSpec, namespace: str, settings: OperatorSettings) -> dict[str, Any]:
-    digest = context_digest(build)[:24]
+    digest = context_digest(build, settings)[:24]
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": build_job_name(build),
+            "name": build_job_name(build, settings),
             "namespace": namespace,
             "labels": labels("image-build", **{LABEL_BUILD: digest}),
         },

@@ -1,4 +1,4 @@
-"""The pod and NetworkPolicy for one SandboxRun attempt.
+"""The pod for one SandboxRun attempt (the NetworkPolicies over such pods: :mod:`.network`).
 
 Layout inside the pod: an init container (runner image) fetches every mount's archive and the
 stdin from the store into emptyDir volumes; the ``run`` container (task image) executes the
@@ -36,10 +36,11 @@ from skillgym_operator.resources import (
     FETCH_CONTAINER,
     IO_DIR,
     LABEL_ATTEMPT,
+    LABEL_NETWORK,
     LABEL_ROLE,
     LABEL_RUN,
-    MANAGED_BY,
     MOUNTS_DIR,
+    NETWORK_PUBLIC,
     OUTCOME_FILE,
     PLAN_ENV,
     PUSH_CONTAINER,
@@ -77,9 +78,6 @@ exit "$code"
 
 def pod_name(run_name: str, attempt: int) -> str:
     return f"{run_name[:55]}-a{attempt}"
-
-
-SANDBOX_POLICY = "skillgym-sandbox"
 
 
 def mount_volume(index: int) -> str:
@@ -163,6 +161,11 @@ def _workdir_mount(workdir: str, volume_mounts: list[dict[str, Any]]) -> list[di
     return [{"name": WORKDIR_VOLUME, "mountPath": workdir}]
 
 
+def _network_label(spec: SandboxRunSpec, settings: OperatorSettings) -> dict[str, str]:
+    """The label that puts the pod under the public network policy (see :mod:`.network`)."""
+    return {LABEL_NETWORK: NETWORK_PUBLIC} if spec.network == NETWORK_PUBLIC and settings.public_network else {}
+
+
 def sandbox_pod(
     run: dict[str, Any], spec: SandboxRunSpec, image: str, attempt: int, settings: OperatorSettings
 ) -> dict[str, Any]:
@@ -187,7 +190,8 @@ def sandbox_pod(
         "env": [
             *({"name": e.name, "value": e.value} for e in spec.env),
             {"name": "SKILLGYM_WALL_SECONDS", "value": str(math.ceil(limits.wall_seconds))},
-            {"name": "HOME", "value": "/tmp"},
+            # a task's own user keeps the home its image gives it (the runtime reads /etc/passwd)
+            *([] if spec.build is not None and spec.build.user else [{"name": "HOME", "value": "/tmp"}]),
             *([{"name": "SKILLGYM_STEP_OUTPUT_BYTES", "value": str(limits.output_bytes)}] if spec.session else []),
         ],
         "volumeMounts": run_mounts,
@@ -241,49 +245,9 @@ def sandbox_pod(
         "metadata": {
             "name": pod_name(name, attempt),
             "namespace": meta["namespace"],
-            "labels": labels("sandbox", **{LABEL_RUN: name, LABEL_ATTEMPT: str(attempt), LABEL_ROLE: spec.role}),
+            "labels": labels("sandbox", **{LABEL_RUN: name, LABEL_ATTEMPT: str(attempt), LABEL_ROLE: spec.role},
+                             **_network_label(spec, settings)),
             "ownerReferences": [owner_reference(run)],
         },
         "spec": pod_spec,
-    }
-
-
-def sandbox_network_policy(namespace: str, settings: OperatorSettings) -> dict[str, Any]:
-    """One policy for every sandbox pod of a namespace (selected by the run label the operator
-    sets on each): deny all ingress; allow egress only to the store (and DNS to find it)."""
-    egress: list[dict[str, Any]] = []
-    if settings.store_egress_pod_labels:
-        peer: dict[str, Any] = {"podSelector": {"matchLabels": dict(settings.store_egress_pod_labels)}}
-        if settings.store_egress_namespace_labels:
-            peer["namespaceSelector"] = {"matchLabels": dict(settings.store_egress_namespace_labels)}
-        egress.append({"to": [peer], "ports": [{"protocol": "TCP", "port": settings.store_egress_port}]})
-        if settings.allow_dns:
-            egress.append(
-                {
-                    "to": [
-                        {
-                            "namespaceSelector": {},
-                            "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
-                        }
-                    ],
-                    "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
-                }
-            )
-    return {
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "NetworkPolicy",
-        "metadata": {
-            "name": SANDBOX_POLICY,
-            "namespace": namespace,
-            "labels": labels("sandbox"),
-        },
-        "spec": {
-            "podSelector": {
-                "matchLabels": {"app.kubernetes.io/managed-by": MANAGED_BY},
-                "matchExpressions": [{"key": LABEL_RUN, "operator": "Exists"}],
-            },
-            "policyTypes": ["Ingress", "Egress"],
-            "ingress": [],
-            "egress": egress,
-        },
     }

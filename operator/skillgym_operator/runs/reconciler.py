@@ -196,7 +196,7 @@ class Reconciler:
         if spec.build is None:
             return self.settings.default_task_image
         namespace, name = run_key(run)
-        job_name = builders.build_job_name(spec.build)
+        job_name = builders.build_job_name(spec.build, self.settings)
         state = build_state(kube.read_job(namespace, job_name))
         if state.done:
             return builders.image_reference(spec.build, self.settings)

@@ -15,10 +15,12 @@ def environment_provider(settings: CommonSettings, sandbox_name: str) -> Environ
     if not settings.env_build or sandbox_name not in ("local", "container", "kubernetes"):
         return None
     if sandbox_name == "kubernetes":
-        from skillgym_core.envbuild.cluster import ClusterImageProvider
+        from skillgym_core.envbuild.cluster import ClusterImageProvider, PodWorkdirExporter
+        from skillgym_core.sandbox.kubernetes import KubernetesSandbox
         from skillgym_core.store.factory import make_store
 
-        return ClusterImageProvider(make_store(settings), build_images=settings.k8s_build_images)
+        return ClusterImageProvider(make_store(settings), build_images=settings.k8s_build_images,
+                                    exporter=PodWorkdirExporter(KubernetesSandbox.from_environment))  # fmt: skip
     if sandbox_name == "container":
         from skillgym_core.envbuild.image import ImageProvider
         from skillgym_core.sandbox.container.engine import connect

@@ -73,7 +73,7 @@ class ImageProvider:
             built = self.builder.prebuilt(config.environment.docker_image)
         else:
             return None
-        identity = self._run_as(config)
+        identity = task_run_as(config)
         if identity.user is not None:
             built = self.builder.as_user(built, identity.user, self.run_uid, timeout_s=timeout_s)
         warnings = (*built.warnings, *identity.warnings)
@@ -85,11 +85,12 @@ class ImageProvider:
             network=config is not None and config.environment.network == "public", exporter=self.builder.export,
         )  # fmt: skip
 
-    @staticmethod
-    def _run_as(config: TaskConfig | None) -> RunAs:
-        if config is None:
-            return RunAs(None)
-        try:
-            return run_as(config)
-        except ValueError as exc:
-            raise EnvironmentBuildError(f"[agent] or [verifier] user: {exc}", reason="task_user_invalid") from exc
+
+def task_run_as(config: TaskConfig | None) -> RunAs:
+    """The image user the task's runs take; a name that is not a user name is a typed error."""
+    if config is None:
+        return RunAs(None)
+    try:
+        return run_as(config)
+    except ValueError as exc:
+        raise EnvironmentBuildError(f"[agent] or [verifier] user: {exc}", reason="task_user_invalid") from exc

@@ -61,9 +61,14 @@ class ImageRoot(RootMarker):
 @dataclass(frozen=True)
 class BuildContext(RootMarker):
     """The run's image is built from the task's environment, packed in the store at
-    ``context_key``: the Kubernetes backend has the operator build it (cached by that key)."""
+    ``context_key`` (or from ``base_image`` alone): the Kubernetes backend has the operator build
+    it (cached by what it is built from). ``user``: the image user the runs are to be, given the
+    sandbox's uid in one more layer. ``network`` as for :class:`ImageRoot`."""
 
     context_key: str = ""
+    base_image: str = ""
+    user: str | None = None
+    network: bool = False
 
 
 @dataclass

@@ -68,6 +68,12 @@ def _default_namespace() -> str:
     return "default"
 
 
+def build_spec(root: BuildContext) -> dict[str, str]:
+    """What the operator builds the run's image from."""
+    build = {"contextKey": root.context_key} if root.context_key else {"baseImage": root.base_image}
+    return {**build, **({"user": root.user} if root.user else {})}
+
+
 def split_root(mounts: Sequence[Mount]) -> tuple[list[Mount], RootMarker | None]:
     """The real mounts, and the last marker of what the run's root filesystem is (if any)."""
     roots = [m for m in mounts if isinstance(m, RootMarker)]
@@ -194,13 +200,15 @@ class KubernetesSandbox:
         if isinstance(root, ImageRoot):
             spec["image"] = root.image
         elif isinstance(root, BuildContext):
-            spec["build"] = {"contextKey": root.context_key}
+            spec["build"] = build_spec(root)
         elif self.image:
             spec["image"] = self.image
         elif self.build_context_key:
             spec["build"] = {"contextKey": self.build_context_key}
         if stdin_key:
             spec["stdinKey"] = stdin_key
+        if isinstance(root, (ImageRoot, BuildContext)) and root.network:
+            spec["network"] = "public"
         return {
             "apiVersion": f"{GROUP}/{VERSION}",
             "kind": KIND,

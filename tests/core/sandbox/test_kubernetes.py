@@ -239,3 +239,68 @@ def test_a_prebuilt_docker_image_is_what_the_tasks_pods_run(sandbox: KubernetesS
     plain = TaskDir(hello_world(tmp_path / "plain"))
     (plain.root / "environment" / "Dockerfile").unlink()
     assert provider.prepare(plain) is None  # neither: the operator's default task image
+
+
+def test_a_tasks_user_and_public_network_reach_its_runs_build_and_spec(sandbox: KubernetesSandbox, store: LocalStore,
+                                                                     tmp_path: Path) -> None:
+    import jsonschema
+    import yaml
+    from skillgym_core.contracts.task import TaskDir
+    from skillgym_core.envbuild.cluster import ClusterImageProvider
+    from skillgym_core.sandbox.kubernetes import split_root
+
+    from tests.support.harbor_tasks import agent_user, prebuilt_image
+
+    crd_path = Path(__file__).resolve().parents[3] / "charts/skillgym/crds/sandboxruns.skillgym.io.yaml"
+    schema = yaml.safe_load(crd_path.read_text())["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    task = TaskDir(agent_user(tmp_path / "user"))
+    config = task.config_path.read_text().replace('network_mode = "no-network"', 'network_mode = "public"')
+    task.config_path.write_text(config)
+    provider = ClusterImageProvider(store)
+    prepared = provider.prepare(task)
+    assert prepared is not None and prepared.user == "agent" and prepared.network
+    _, root = split_root(prepared.mounts())
+    body = sandbox.manifest("sbx-11", ["true"], [], "/app", {}, Limits(), None, root=root)
+    jsonschema.Draft4Validator(schema).validate(body)
+    assert body["spec"]["build"] == {"contextKey": prepared.context_key, "user": "agent"}
+    assert body["spec"]["network"] == "public"
+
+    prebuilt = TaskDir(prebuilt_image(tmp_path / "prebuilt", "registry.example.test/tools:1.2"))
+    prebuilt.config_path.write_text(prebuilt.config_path.read_text().replace("[agent]\n", '[agent]\nuser = "agent"\n'))
+    on_base = provider.prepare(prebuilt)
+    assert on_base is not None
+    _, root = split_root(on_base.mounts())
+    body = sandbox.manifest("sbx-12", ["true"], [], "/app", {}, Limits(), None, root=root)
+    jsonschema.Draft4Validator(schema).validate(body)
+    assert body["spec"]["build"] == {"baseImage": "registry.example.test/tools:1.2", "user": "agent"}
+    assert body["spec"]["network"] == "public" and "image" not in body["spec"]  # Harbor's default: allow_internet
+    unbuilt = ClusterImageProvider(store, build_images=False).prepare(prebuilt)
+    assert unbuilt is not None and unbuilt.user is None and "not honoured" in unbuilt.warnings[0]
+    _, root = split_root(unbuilt.mounts())
+    assert sandbox.manifest("sbx-13", ["true"], [], "/app", {}, Limits(), None, root=root)["spec"]["image"] == (
+        "registry.example.test/tools:1.2")
+    root_task = TaskDir(agent_user(tmp_path / "root", user="root"))
+    as_root = provider.prepare(root_task)
+    assert as_root is not None and as_root.user is None and "unprivileged" in as_root.warnings[0]
+
+
+def test_an_images_workdir_is_copied_out_through_one_pod(sandbox: KubernetesSandbox, tmp_path: Path,
+                                                        node: SandboxNode) -> None:  # noqa: F811
+    """The stand-in kubelet runs no images, so the "image" here is a read-only mount of files."""
+    from skillgym_core.envbuild.cluster import PodWorkdirExporter
+
+    image = tmp_path / "image-app"
+    (image / "data").mkdir(parents=True)
+    (image / "data" / "inventory.json").write_text('{"bolt": 3}')
+    (image / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (image / "run.sh").chmod(0o755)
+    exporter = PodWorkdirExporter(lambda: sandbox)
+    dest = tmp_path / "workspace"
+    dest.mkdir()
+    assert exporter([Mount(image, "/image-app")], "/image-app", dest)
+    assert (dest / "data" / "inventory.json").read_text() == '{"bolt": 3}'
+    assert (dest / "run.sh").stat().st_mode & 0o111
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    assert not exporter([Mount(image, "/image-app")], "/no/such/dir", empty)
+    assert not any(empty.iterdir())

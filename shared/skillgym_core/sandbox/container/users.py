@@ -36,13 +36,16 @@ fi
 name=$(echo "$line" | cut -d: -f1); old_uid=$(echo "$line" | cut -d: -f3); old_gid=$(echo "$line" | cut -d: -f4)
 if [ "$old_uid" = 0 ]; then echo "the task's user $want is root in the image" >&2; exit 4; fi
 rewrite() { awk -F: -v OFS=: "$1" "$2" > /tmp/skillgym-rewrite && cat /tmp/skillgym-rewrite > "$2" && rm -f /tmp/skillgym-rewrite; }
-rewrite "\$1 == \"$name\" { \$3 = $new; \$4 = $new } { print }" /etc/passwd
+# the user's lines go first, so a lookup by id finds them before an entry the image already has
+# with that id (nobody's 65534, say)
+others='{ rest[++k] = $0 } END { for (i = 1; i <= k; i++) print rest[i] }'
+rewrite "\$1 == \"$name\" { \$3 = $new; \$4 = $new; print; next } $others" /etc/passwd
 find / -xdev -uid "$old_uid" -exec chown -h "$new" {} +
 if [ "$old_gid" != 0 ]; then
   find / -xdev -gid "$old_gid" -exec chgrp -h "$new" {} +
-  rewrite "\$3 == $old_gid { \$3 = $new } { print }" /etc/group
+  rewrite "\$3 == $old_gid { \$3 = $new; print; next } $others" /etc/group
 elif ! awk -F: -v n="$name" '$1 == n { found = 1 } END { exit !found }' /etc/group; then
-  echo "$name:x:$new:" >> /etc/group
+  rewrite "BEGIN { print \"$name:x:$new:\" } { print }" /etc/group
 fi
 """
 
@@ -84,8 +87,13 @@ def run_as(config: TaskConfig) -> RunAs:
 REMAP_SCRIPT_NAME = "skillgym-remap-user.sh"
 
 
-def remap_dockerfile(base_image: str, user: str, uid: int) -> str:
-    """The extra layer over ``base_image`` that gives ``user`` the sandbox ``uid`` (its build
-    context holds :data:`REMAP_SCRIPT` as :data:`REMAP_SCRIPT_NAME`)."""
-    return (f"FROM {base_image}\nUSER root\nCOPY {REMAP_SCRIPT_NAME} /tmp/{REMAP_SCRIPT_NAME}\n"
+def remap_layer(user: str, uid: int) -> str:
+    """The Dockerfile lines that give ``user`` the sandbox ``uid`` (the build context holds
+    :data:`REMAP_SCRIPT` as :data:`REMAP_SCRIPT_NAME`)."""
+    return (f"USER root\nCOPY {REMAP_SCRIPT_NAME} /tmp/{REMAP_SCRIPT_NAME}\n"
             f"RUN sh /tmp/{REMAP_SCRIPT_NAME} {user} {uid} && rm -f /tmp/{REMAP_SCRIPT_NAME}\n")
+
+
+def remap_dockerfile(base_image: str, user: str, uid: int) -> str:
+    """The extra layer over ``base_image`` that gives ``user`` the sandbox ``uid``."""
+    return f"FROM {base_image}\n{remap_layer(user, uid)}"
