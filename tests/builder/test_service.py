@@ -110,6 +110,26 @@ def test_a_family_whose_task_would_not_use_the_skill_skips_it(tmp_path: Path) ->
     assert "without anything the skill teaches" in report["message"]
 
 
+PROMPT_FRAGMENT = """---
+name: tool-call-punctuation
+description: Tells the assistant not to end a sentence with a colon before a tool call
+---
+
+Do not put a colon before a tool call. The call may not be shown in the output, so a sentence
+that announces it should end with a period instead.
+"""
+
+
+def test_a_bare_classification_does_not_make_a_family_the_skills_template(tmp_path: Path) -> None:
+    """Filed under agent tooling, a prompt fragment shows none of the draft-fixing family's own
+    evidence, and that family's task would use nothing it says: skipped, not a draft-fixing task."""
+    report = _skipped(tmp_path, "tool-call-punctuation", PROMPT_FRAGMENT, category="ai-agents",
+                      subcategory="agent-tooling")
+    fit = report["fits"]["skill-package"]
+    assert fit["fits"] and fit["code"] == "subcategory" and fit["evidence"] == ["subcategory:agent-tooling"]
+    assert report["skip_reason"] == "family_no_skill_use" and "skill-package" in report["families_tried"]
+
+
 def test_text_templates_run_only_when_the_plan_names_them(tmp_path: Path) -> None:
     ctx = make_context(tmp_path)
     event = put_skill(ctx.store, FIXTURES / "csv-cleanup")
@@ -187,7 +207,7 @@ def test_a_skill_script_that_fails_when_run_hands_over_to_the_next_family(tmp_pa
 
 def test_builds_run_side_by_side_make_the_tasks_they_make_one_at_a_time(tmp_path: Path) -> None:
     skills = [("config-layers", "version-control", None), ("web-service-triage", "system-administration", None),
-              ("tdd-workflow", "task-planning", "productivity")]
+              ("tdd-workflow", "testing-qa", "development")]
 
     def events(ctx: ServiceContext) -> list[Any]:
         return [wrap(put_skill(ctx.store, FIXTURES / name, subcategory=sub, category=category))

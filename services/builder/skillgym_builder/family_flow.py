@@ -25,6 +25,7 @@ from skillgym_builder.errors import BuildError, UnsuitableSkillError
 from skillgym_builder.fallback import fallback_metadata, record_fallback
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families.base import Family, Fit
+from skillgym_builder.families.evidence import corroborated
 from skillgym_builder.families.seeds import seed_card
 from skillgym_builder.families.skill_script import UNUSABLE as SCRIPT_UNUSABLE
 from skillgym_builder.family_build import FamilyMaterialiser, FamilyPlan, copy_task_parts, first_plan
@@ -92,9 +93,11 @@ class FamilyFlow:
         source = card if fits else seed_card(family.spec)
         with self._workdir() as workdir:
             instance = self.materialiser.instance(family, source, plan)
-            # A family made for the skill's subcategory is its template even where the usage reader
-            # finds nothing; one matched only by the skill's words must show that its task uses the skill.
-            unused = fits and plan.fit.code != "subcategory" and instance.metadata["skill_usage"]["kind"] == "none"
+            # A family made for the skill's subcategory, whose own evidence the skill also shows, is
+            # its template even where the usage reader finds nothing (the instruction may state what
+            # the skill teaches). Any other fit, a bare classification included, must show that its
+            # task uses the skill: a prompt fragment filed under agent tooling gets no draft-fixing task.
+            unused = fits and not corroborated(plan.fit) and instance.metadata["skill_usage"]["kind"] == "none"
             if unused and not use_llm:
                 raise _no_skill_use(family)
             output, builder, extra = instance, "family", dict(info.extra or {})

@@ -57,6 +57,12 @@ class SkillEvidence:
         )
 
 
+def corroborated(fit: Fit) -> bool:
+    """Whether a subcategory fit also shows the family's own evidence (its packages, programs or
+    enough of its terms in SKILL.md)."""
+    return fit.code == "subcategory" and any(not item.startswith("subcategory:") for item in fit.evidence)
+
+
 def assess(
     spec: FamilySpec,
     evidence: SkillEvidence,
@@ -83,19 +89,24 @@ def assess(
         return no("skill_library_elsewhere", f"the skill is about {libraries}, none of which {spec.id}'s tasks "
                   f"use (they are built on {', '.join(sorted(built_on)[:5]) or 'the standard library'})",
                   [f"library:{name}" for name in sorted(own)])
-    if evidence.subcategory and evidence.subcategory in spec.subcategories:
-        return Fit(family=spec.id, fits=True, code="subcategory", strength=2,
-                   reason=f"serves subcategory {evidence.subcategory}", evidence=[f"subcategory:{evidence.subcategory}"])
     rules = spec.fit
     packages = sorted(evidence.packages & {_norm(p) for p in rules.packages})
+    binaries = sorted(evidence.binaries & set(rules.binaries))
+    terms = [t for t in rules.terms if re.search(t, evidence.text, re.I)]
+    if evidence.subcategory and evidence.subcategory in spec.subcategories:
+        # the family's own evidence, kept beside the subcategory: it tells a skill about the family's
+        # work from one that was merely classified there (see ``corroborated``)
+        shown = [*(f"package:{p}" for p in packages), *(f"binary:{b}" for b in binaries),
+                 *(f"term:{t}" for t in terms if len(terms) >= rules.min_terms)]
+        return Fit(family=spec.id, fits=True, code="subcategory", strength=2,
+                   reason=f"serves subcategory {evidence.subcategory}",
+                   evidence=[f"subcategory:{evidence.subcategory}", *shown])
     if packages:
         return Fit(family=spec.id, fits=True, code="dependencies", strength=1,
                    reason=f"the skill uses {', '.join(packages)}", evidence=[f"package:{p}" for p in packages])
-    binaries = sorted(evidence.binaries & set(rules.binaries))
     if binaries:
         return Fit(family=spec.id, fits=True, code="binaries", strength=1,
                    reason=f"the skill runs {', '.join(binaries)}", evidence=[f"binary:{b}" for b in binaries])
-    terms = [t for t in rules.terms if re.search(t, evidence.text, re.I)]
     where = {evidence.category, evidence.subcategory} - {None}
     in_scope = not rules.term_categories or bool(where & set(rules.term_categories))
     if rules.terms and len(terms) >= rules.min_terms and in_scope:
