@@ -2,11 +2,13 @@
 workspace carries over), each step prepared (its ``workdir/`` merged into the working directory,
 its ``setup.sh`` run, its healthcheck passed), then acted on (by an agent, the reference solution,
 or nobody), then graded by its own tests layered over the task's. A step whose verdict misses its
-``min_reward`` ends the trial. The trial's reward is the per-key mean over the steps graded
-(``mean``, a missing key counting as 0) or the last graded step's (``final``).
+``min_reward`` ends the trial. The trial's rewards are, as Harbor rolls them up, the per-key means
+over the steps graded (``mean``: a missing key counts as 0, and the steps a stopped trial never
+reached count for nothing) or the last step's (``final``: nothing, so 0, when that step never
+reached its verifier); the trial's reward is read from them as from one ``reward.json``.
 
-Unlike Harbor, a step whose verifier could not produce a verdict counts as reward 0 in the mean
-rather than being left out: a crashed checker never raises a trial's reward. Preparation runs in
+Unlike Harbor, a step whose verifier could not produce a verdict counts as 0 on every key in the
+mean rather than being left out: a crashed checker never raises a trial's reward. Preparation runs in
 the sandbox as the sandbox user, so the step's files land through the sandbox's view of the
 workspace and never through a link an agent planted there."""
 
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgym_core.contracts.task import StepSection, TaskDir, TaskStep
+from skillgym_core.reward import overall_reward
 from skillgym_core.sandbox.base import Mount, Outcome, SandboxResult
 from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.taskrun import TaskRunner, VerifierOutcome
@@ -165,31 +168,42 @@ def _run_step(runner: TaskRunner, task: TaskDir, step: TaskStep, config: StepSec
 def aggregate(strategy: str, steps: list[StepOutcome], pass_threshold: float, stopped_at: str | None) -> VerifierOutcome:
     """The trial's verdict from its steps' (see the module docstring). A trial that stopped early
     never passes."""
-    graded = [s for s in steps if s.verifier is not None]
+    graded = [s.verifier for s in steps if s.verifier is not None]
     if not graded:
-        failed = next((s for s in steps if s.error), None)
-        return VerifierOutcome.failed(failed.error if failed and failed.error else "no_steps",
-                                      detail=failed.detail if failed else "")  # fmt: skip
-    last = graded[-1].verifier
-    assert last is not None
-    tampered = sorted({path for s in graded if s.verifier for path in s.verifier.tampered})
+        return _never_graded(next((s for s in steps if s.error), None))
+    last = graded[-1]
+    tampered = sorted({path for verdict in graded for path in verdict.tampered})
     if tampered:
         # the inputs were changed in one step: no mean over the others may pay for that trial
         return VerifierOutcome.failed("tampered_inputs", last.result, tampered=tampered, detail=last.detail)
     if strategy == "final":
+        if steps[-1].verifier is None:  # Harbor's final verdict is the last step's, graded or not
+            return _never_graded(steps[-1])
         rewards = dict(last.rewards)
         reward = last.reward
     else:
-        keys = sorted({key for s in graded for key in (s.verifier.rewards if s.verifier else {})})
-        rewards = {key: math.fsum(s.verifier.rewards.get(key, 0.0) if s.verifier else 0.0 for s in graded) / len(graded)
-                   for key in keys}  # fmt: skip
-        reward = math.fsum(s.verifier.reward if s.verifier else 0.0 for s in graded) / len(graded)
+        rewards = mean_rewards(graded)
+        reward = overall_reward(rewards)
     failure = last.failure_type if strategy == "final" else next(
-        (s.verifier.failure_type for s in graded if s.verifier and s.verifier.failure_type
-         and s.verifier.failure_type != "verifier_rejected"), None)  # fmt: skip
+        (v.failure_type for v in graded if v.failure_type and v.failure_type != "verifier_rejected"), None)  # fmt: skip
     if stopped_at is not None:
         failure = failure or next((s.error for s in steps if s.error), None) or "step_below_min_reward"
     passed = failure is None and reward >= pass_threshold
     if not passed and failure is None:
         failure = "verifier_rejected"
     return VerifierOutcome(reward, rewards, passed, failure, last.result, detail=last.detail)
+
+
+def mean_rewards(verdicts: list[VerifierOutcome]) -> dict[str, float]:
+    """Per-key means over ``verdicts``, a missing key counting as 0; a verdict that stands in for
+    a verifier that gave none counts 0 on every key rather than bringing in its ``reward`` key."""
+    judged = [verdict.rewards if verdict.judged else {} for verdict in verdicts]
+    keys = sorted({key for rewards in judged for key in rewards})
+    means = {key: math.fsum(rewards.get(key, 0.0) for rewards in judged) / len(judged) for key in keys}
+    return means or {"reward": 0.0}
+
+
+def _never_graded(step: StepOutcome | None) -> VerifierOutcome:
+    if step is None or not step.error:
+        return VerifierOutcome.failed("no_steps")
+    return VerifierOutcome.failed(step.error, detail=step.detail)

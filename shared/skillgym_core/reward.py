@@ -13,6 +13,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -72,6 +73,13 @@ def read_reward(logs_verifier: Path) -> tuple[float, dict[str, float]] | None:
     return None if reading.reward is None else (reading.reward, reading.rewards)
 
 
+def overall_reward(rewards: Mapping[str, float]) -> float:
+    """The one reward named rewards stand for: their ``reward`` key, else the mean of their values."""
+    if "reward" in rewards:
+        return rewards["reward"]
+    return math.fsum(rewards.values()) / len(rewards) if rewards else 0.0
+
+
 def _read_verdict(logs_verifier: Path, max_bytes: int) -> RewardReading:
     if logs_verifier.is_symlink():
         raise _BadReward("the verifier's log directory is a link")
@@ -83,7 +91,7 @@ def _read_verdict(logs_verifier: Path, max_bytes: int) -> RewardReading:
             return RewardReading.failed("reward_file_missing", "the verifier wrote neither reward.txt nor reward.json")
         return RewardReading(txt_reward, {"reward": txt_reward})
     rewards = _parse_reward_json(raw_json)
-    json_reward = rewards["reward"] if "reward" in rewards else math.fsum(rewards.values()) / len(rewards)
+    json_reward = overall_reward(rewards)
     if txt_reward is not None and abs(txt_reward - json_reward) > AGREEMENT_TOLERANCE:
         detail = f"reward.txt says {txt_reward!r} but reward.json says {json_reward!r}"
         return RewardReading.failed("reward_conflict", detail)

@@ -78,6 +78,8 @@ VERIFIER_ENV = {
 # room for what the verifier itself writes (logs, caches) beside the agent's files
 VERIFIER_SCRATCH_EXTRA_MB = 256
 JUDGE_FROM_ROLE: Literal["from_role"] = "from_role"
+# failures that still carry the verifier's own rewards; with any other, the rewards are a stand-in 0
+JUDGED_FAILURES = frozenset({"verifier_rejected", "judge_unavailable"})
 
 
 @dataclass
@@ -92,6 +94,12 @@ class VerifierOutcome:
     rubric: dict[str, Any] | None = None  # per-item scores when the task has tests/eval_spec.json
     detail: str = ""  # why the verifier could not run or its reward was refused
     dropped_files: list[dict[str, str]] = field(default_factory=list)  # {"path", "reason"} not handed over
+
+    @property
+    def judged(self) -> bool:
+        """Whether ``rewards`` are the verifier's verdict, not the 0 standing in for a verifier
+        that gave none (it did not finish, wrote no sound reward, or its inputs were tampered with)."""
+        return self.failure_type is None or self.failure_type in JUDGED_FAILURES
 
     def to_dict(self) -> dict[str, object]:
         extra: dict[str, object] = {}

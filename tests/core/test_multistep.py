@@ -188,6 +188,40 @@ def test_rewards_roll_up_as_harbor_rolls_them() -> None:
     assert never.failure_type == "step_setup_failed" and never.reward == 0.0
 
 
+def test_a_stopped_trial_is_the_mean_of_the_steps_it_graded() -> None:
+    steps = [StepOutcome("a", _verdict(1.0, {"reward": 1.0})),
+             StepOutcome("b", _verdict(0.2, {"reward": 0.2}, "verifier_rejected"), below_minimum=True)]
+    stopped = aggregate("mean", steps, 1.0, "b")  # a third step, never reached, counts for nothing
+    assert stopped.reward == 0.6 and stopped.rewards == {"reward": 0.6}
+    assert not stopped.passed and stopped.failure_type == "step_below_min_reward"
+
+
+def test_the_trial_reward_is_read_from_the_per_key_means() -> None:
+    mixed = [StepOutcome("a", _verdict(1.0, {"reward": 1.0})), StepOutcome("b", _verdict(0.2, {"a": 0.2}))]
+    outcome = aggregate("mean", mixed, 1.0, None)  # b has no reward key: it counts 0 there, as in Harbor
+    assert outcome.rewards == {"a": 0.1, "reward": 0.5} and outcome.reward == 0.5
+    keyed = [StepOutcome("a", _verdict(1.0, {"a": 1.0, "b": 1.0})), StepOutcome("b", _verdict(1.0, {"a": 1.0}))]
+    outcome = aggregate("mean", keyed, 1.0, None)
+    assert outcome.rewards == {"a": 1.0, "b": 0.5} and outcome.reward == 0.75
+
+
+def test_an_unverifiable_step_counts_zero_on_every_key() -> None:
+    steps = [StepOutcome("a", _verdict(1.0, {"a": 1.0, "b": 1.0})),
+             StepOutcome("b", VerifierOutcome.failed("reward_file_missing"))]
+    outcome = aggregate("mean", steps, 0.5, None)
+    assert outcome.rewards == {"a": 0.5, "b": 0.5} and outcome.reward == 0.5
+    assert outcome.failure_type == "reward_file_missing" and not outcome.passed
+    assert aggregate("mean", steps[1:], 0.5, None).rewards == {"reward": 0.0}
+
+
+def test_final_is_the_last_step_that_ran_graded_or_not() -> None:
+    steps = [StepOutcome("a", _verdict(1.0, {"reward": 1.0})), StepOutcome("b", None, "step_setup_failed", "exit 3")]
+    outcome = aggregate("final", steps, 1.0, "b")
+    assert (outcome.reward, outcome.rewards, outcome.passed) == (0.0, {"reward": 0.0}, False)
+    assert outcome.failure_type == "step_setup_failed" and outcome.detail == "exit 3"
+    assert aggregate("mean", steps, 1.0, "b").reward == 1.0  # the mean leaves the ungraded step out
+
+
 def test_inputs_tampered_with_in_one_step_zero_the_whole_trial() -> None:
     honest = StepOutcome("a", _verdict(1.0, {"reward": 1.0}))
     tampered = StepOutcome("b", VerifierOutcome.failed("tampered_inputs", tampered=["data.csv"]))

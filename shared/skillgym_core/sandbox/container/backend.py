@@ -23,6 +23,7 @@ from skillgym_core.sandbox.base import ImageRoot, Limits, Mount, Outcome, RootMa
 from skillgym_core.sandbox.bwrap import UNTRUSTED_RUNNER, untrusted_runner_source
 from skillgym_core.sandbox.container.engine import connect
 from skillgym_core.sandbox.container.images import PYTHON_BASE
+from skillgym_core.sandbox.container.oomwatch import OomWatch
 from skillgym_core.sandbox.identity import DEFAULT_SANDBOX_UID
 
 STDIN_TARGET = "/.skillgym-stdin"
@@ -80,6 +81,18 @@ class _OutputReader(threading.Thread):
                                 self.api.kill(self.container)
         except (DockerException, OSError, ValueError):
             return
+
+
+def _outcome(exit_code: int | None, *, timed_out: bool, truncated: bool, oom_killed: bool) -> Outcome:
+    """As on the local sandbox: a run the sandbox ended itself is that; otherwise any process of
+    the run killed for want of memory makes it an OOM, even one the command outlived."""
+    if timed_out:
+        return Outcome.TIMEOUT
+    if truncated:
+        return Outcome.OUTPUT_LIMIT
+    if oom_killed:
+        return Outcome.OOM
+    return Outcome.KILLED if exit_code == KILLED_EXIT else Outcome.OK
 
 
 class ContainerSandbox:
@@ -166,9 +179,15 @@ class ContainerSandbox:
             raise SandboxError(f"the container could not be created: {exc}", reason="sandbox", image=image) from exc
         ident = container["Id"]
         timed_out = False
+        watch: OomWatch | None = None
         try:
             reader = _OutputReader(api, ident, limits.output_bytes)
+            if self._libpod:
+                self._initialise(ident)
+                watch = self._watch_memory(ident)
             api.start(ident)
+            if not self._libpod:
+                watch = self._watch_memory(ident)
             reader.start()
             try:
                 exit_code: int | None = self._wait(ident, limits.wall_s)
@@ -179,27 +198,35 @@ class ContainerSandbox:
                 exit_code = self._wait(ident, 30)
             reader.join(10)
             stdout, stderr = bytes(reader.stdout), bytes(reader.stderr)
-            state = api.inspect_container(ident).get("State", {}) if exit_code == KILLED_EXIT else {}
+            oom_killed = watch is not None and watch.stop()
+            if exit_code == KILLED_EXIT and not oom_killed:
+                oom_killed = bool(api.inspect_container(ident).get("State", {}).get("OOMKilled"))
         except DockerException as exc:
             raise SandboxError(f"the container failed: {exc}", reason="sandbox", image=image) from exc
         finally:
+            if watch is not None:
+                watch.stop()
             with contextlib.suppress(DockerException):
                 api.remove_container(ident, force=True, v=True)
-        truncated = reader.exceeded
-        outcome = Outcome.OK
-        if timed_out:
-            outcome = Outcome.TIMEOUT
-        elif truncated:
-            outcome = Outcome.OUTPUT_LIMIT
-        elif state.get("OOMKilled"):
-            outcome = Outcome.OOM
-        elif exit_code == KILLED_EXIT:
-            outcome = Outcome.KILLED
+        detail = {"image": image, "engine": "container", "network": network}
+        outcome = _outcome(exit_code, timed_out=timed_out, truncated=reader.exceeded, oom_killed=oom_killed)
+        if outcome is Outcome.OOM:
+            detail["limit"] = "memory_mb"
         return SandboxResult(
             outcome=outcome, exit_code=exit_code,
             stdout=stdout.decode(errors="replace"), stderr=stderr.decode(errors="replace"),
-            duration_s=0.0, truncated=truncated, detail={"image": image, "engine": "container", "network": network},
+            duration_s=0.0, truncated=reader.exceeded, detail=detail,
         )  # fmt: skip
+
+    def _initialise(self, ident: str) -> None:
+        """Podman creates the container's process, and with it the container's cgroup, before the
+        command runs: what the command does is watched from its first instruction."""
+        api = self.client.api
+        api._raise_for_status(api.post(f"{api.base_url}/v4.0.0/libpod/containers/{ident}/init"))
+
+    def _watch_memory(self, ident: str) -> OomWatch | None:
+        pid = int(self.client.api.inspect_container(ident).get("State", {}).get("Pid") or 0)
+        return OomWatch.of_container(pid, ident) if pid > 0 else None
 
     def _wait(self, ident: str, timeout_s: float) -> int:
         """The container's exit code. Podman's Docker-compatible wait polls every 250 ms; its own

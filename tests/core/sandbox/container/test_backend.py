@@ -130,13 +130,25 @@ def test_limits_end_runs_that_exceed_them(sandbox: ContainerSandbox) -> None:
     assert slow.outcome is Outcome.TIMEOUT and slow.duration_s < 15
     hungry = sandbox.run(["python3", "-c", "b = bytearray(600 * 1024 * 1024); print(len(b))"], mounts=[],
                          limits=Limits(memory_mb=128))
-    assert not hungry.ok and hungry.outcome in (Outcome.OOM, Outcome.KILLED)
+    assert hungry.outcome is Outcome.OOM and hungry.exit_code == 137 and hungry.detail["limit"] == "memory_mb"
     forks = sandbox.run(["python3", "-c", "import os\nn=0\ntry:\n  while n<500:\n    if os.fork()==0:\n      import time; "
                          "time.sleep(5); os._exit(0)\n    n+=1\nexcept OSError: print('refused at', n)"], mounts=[],
                         limits=Limits(pids=20))
     assert "refused at" in forks.stdout and int(forks.stdout.split()[-1]) < 20
     chatty = sandbox.run(["sh", "-c", "yes | head -c 300000"], mounts=[], limits=Limits(output_bytes=10_000))
     assert chatty.outcome is Outcome.OUTPUT_LIMIT and chatty.truncated and len(chatty.stdout) <= 10_000
+
+
+def test_out_of_memory_is_told_from_a_plain_sigkill(sandbox: ContainerSandbox) -> None:
+    limits = Limits(memory_mb=64)
+    hog = sandbox.run(["python3", "-c", "a = bytearray(10**9)"], mounts=[], limits=limits)
+    assert hog.outcome is Outcome.OOM and hog.exit_code == 137, hog
+    outlived = sandbox.run(["sh", "-c", "python3 -c 'a = bytearray(10**9)'; echo survived"], mounts=[], limits=limits)
+    assert outlived.outcome is Outcome.OOM and outlived.exit_code == 0 and outlived.stdout == "survived\n"
+    # the shell stays PID 1: the kernel ignores a signal PID 1 of a namespace sends itself
+    shot = sandbox.run(["sh", "-c", "python3 -c 'import os; a = bytearray(16 << 20); os.kill(os.getpid(), 9)'; exit $?"],
+                       mounts=[], limits=limits)
+    assert shot.outcome is Outcome.KILLED and shot.exit_code == 137 and "limit" not in shot.detail, shot
 
 
 def test_stdin_reaches_the_command(sandbox: ContainerSandbox) -> None:
