@@ -2,7 +2,8 @@
 workspace carries over), each step prepared (its ``workdir/`` merged into the working directory,
 its ``setup.sh`` run, its healthcheck passed), then acted on (by an agent, the reference solution,
 or nobody), then graded by its own tests layered over the task's. A step whose verdict misses its
-``min_reward`` ends the trial. The trial's rewards are, as Harbor rolls them up, the per-key means
+``min_reward`` (a key the verifier did not report misses any floor), or whose verifier gave no
+verdict, ends the trial. The trial's rewards are, as Harbor rolls them up, the per-key means
 over the steps graded (``mean``: a missing key counts as 0, and the steps a stopped trial never
 reached count for nothing) or the last step's (``final``: nothing, so 0, when that step never
 reached its verifier); the trial's reward is read from them as from one ``reward.json``.
@@ -58,6 +59,12 @@ class StepOutcome:
     below_minimum: bool = False
     seconds: float = 0.0  # the whole step: preparation, the agent's work and the verifier
     verify_seconds: float = 0.0
+
+    @property
+    def ends_trial(self) -> bool:
+        """As in Harbor: a step that never reached its agent, one whose verdict misses its
+        ``min_reward``, and one whose verifier gave no verdict end the trial there."""
+        return self.error is not None or self.below_minimum or (self.verifier is not None and not self.verifier.judged)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -139,7 +146,7 @@ def run_steps(runner: TaskRunner, task: TaskDir, workspace: Path, act: StepActio
         step = task.step(step_config.name)
         outcome = _run_step(runner, task, step, step_config, workspace, act, scratch)
         outcomes.append(outcome)
-        if outcome.error is not None or outcome.below_minimum:
+        if outcome.ends_trial:
             stopped_at = step.name
             break
     return MultiStepOutcome(aggregate(config.reward_strategy, outcomes, runner.pass_threshold, stopped_at),

@@ -237,3 +237,23 @@ def test_min_reward_per_key() -> None:
     assert step.below_minimum({"reward": 1.0}, 1.0) and not step.below_minimum({"safety": 1.0}, 0.0)
     assert not StepSection(name="s").below_minimum({}, 0.0)
     assert TaskConfig.model_validate({"task": {"name": "a/b"}, "steps": [{"name": "s", "min_reward": 0.5}]}).is_multi_step
+
+
+def test_a_floor_on_a_key_the_verifier_did_not_report_is_missed_even_at_zero() -> None:
+    step = StepSection(name="s", min_reward={"style": 0.0})
+    assert step.below_minimum({"reward": 1.0}, 1.0) and not step.below_minimum({"style": 0.0}, 0.0)
+
+
+def test_a_step_whose_verifier_gave_no_verdict_ends_the_trial(task: TaskDir, runner: TaskRunner,
+                                                             tmp_path: Path) -> None:
+    _edit(task, lambda raw: raw["steps"][0].pop("min_reward"))
+    tests = task.step("count").root / "tests" / "test.sh"
+    tests.write_text("#!/bin/bash\nexit 0\n")  # writes no reward
+    workspace = runner.fresh_workspace(task, tmp_path)
+    act = _agent(runner, task, workspace, {"count": SOLVE["count"], "summarize": SOLVE["summarize"]})
+    outcome = run_steps(runner, task, workspace, act, scratch=tmp_path)
+    assert outcome.stopped_at == "count" and "summarize" not in act.seen
+    first = outcome.steps[0]
+    assert first.verifier is not None and not first.verifier.judged and first.ends_trial
+    assert outcome.verifier.reward == 0.0 and outcome.verifier.failure_type == first.verifier.failure_type
+    assert StepOutcome("s", _verdict(0.0, {"reward": 0.0}, "verifier_rejected")).ends_trial is False

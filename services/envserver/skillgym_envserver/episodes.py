@@ -271,7 +271,7 @@ class EpisodeManager:
         step = grade_step(self.runner, entry.task, name, workspace, self.workspaces / episode.episode_id)
         episode.step_verdicts.append(verdict_record(step))
         index = len(episode.step_names)
-        if not step.below_minimum and index < len(config.steps):
+        if not step.ends_trial and index < len(config.steps):
             try:
                 next_name, text = start_step(self.runner, entry.task, index, workspace)
                 session = self._reopen(episode, fresh=True)

@@ -69,7 +69,7 @@ def rolled_up(config: TaskConfig, verdicts: list[dict[str, Any]], last: Verifier
     """The episode's verdict from its steps' (``last``: the live verdict of the step just graded,
     whose logs the stored rollout keeps)."""
     steps = [_outcome(record) for record in verdicts]
-    stopped = next((s.name for s in steps if s.error or s.below_minimum), None)
+    stopped = next((s.name for s in steps if s.ends_trial), None)
     if stopped is None and len(steps) < len(config.steps):
         stopped = steps[-1].name if steps else None
     outcome = aggregate(config.reward_strategy, steps, pass_threshold, stopped)

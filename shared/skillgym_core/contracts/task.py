@@ -166,11 +166,12 @@ class StepSection(BaseModel):
 
     def below_minimum(self, rewards: dict[str, float], reward: float) -> bool:
         """Whether the step's verdict misses its ``min_reward`` (one threshold on the reward, or
-        one per key, a missing key counting as 0): the trial stops there."""
+        one per key, a key the verifier did not report missing any floor, as in Harbor): the trial
+        stops there."""
         if self.min_reward is None:
             return False
         if isinstance(self.min_reward, dict):
-            return any(rewards.get(key, 0.0) < floor for key, floor in self.min_reward.items())
+            return any(key not in rewards or rewards[key] < floor for key, floor in self.min_reward.items())
         return reward < self.min_reward
 
 
