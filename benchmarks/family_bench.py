@@ -198,9 +198,10 @@ def coverage(skills: dict[str, dict[str, Any]]) -> dict[str, Any]:
                        for s in skills.values()}}
 
 
-def corpus_coverage(corpus: Path, work: Path, env_cache: Path) -> dict[str, Any]:
+def corpus_coverage(corpus: Path, work: Path, env_cache: Path, *, validate: bool = True) -> dict[str, Any]:
     """Without the reviewer and the sampler: ingest the corpus, build every accepted skill with
-    the builder service, validate each task, and read how its reference solution uses the skill."""
+    the builder service, validate each task (unless ``validate`` is off), and read how its
+    reference solution uses the skill."""
     from skillgym_builder import BuilderService, BuilderSettings
     from skillgym_core.context import ServiceContext
     from skillgym_core.contracts.events import EnvBuilt, Envelope
@@ -228,9 +229,9 @@ def corpus_coverage(corpus: Path, work: Path, env_cache: Path) -> dict[str, Any]
             with ctx.task_checkout(event.package_key) as task:
                 meta = task.config().metadata
                 started = time.perf_counter()
-                record = validate_task_dirs([task.root], ValidatorSettings(env_cache=env_cache))[0]
+                record = validate_task_dirs([task.root], ValidatorSettings(env_cache=env_cache))[0] if validate else {}
                 entry["tasks"].append({
-                    "family": event.template, "validated": bool(record.get("valid")),
+                    "family": event.template, "validated": bool(record.get("valid")) if validate else None,
                     "validate_s": round(time.perf_counter() - started, 2),
                     "skill_usage": ((meta.model_extra or {}).get("skill_usage") or {}).get("kind", "none"),
                     "dependence_holds": ((meta.model_extra or {}).get("skill_dependence") or {}).get("holds"),
