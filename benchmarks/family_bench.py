@@ -213,7 +213,8 @@ def corpus_coverage(corpus: Path, work: Path, env_cache: Path, *, validate: bool
     builder = BuilderService(ctx, BuilderSettings(env_cache=env_cache))
     result = ingest([corpus], store=store)
     skills: dict[str, dict[str, Any]] = {}
-    for record in result.records:
+    # a copy of a skill (the same id) that dedup refused must not hide the accepted original
+    for record in sorted(result.records, key=lambda r: r.accepted):
         skills[record.skill_id] = {"name": record.name, "accepted": record.accepted,
                                    "subcategory": record.subcategory, "tasks": []}
     for payload in result.events:
