@@ -183,7 +183,9 @@ BAD_SPECS = [
     ("SandboxRun", sandbox_run(timeoutSeconds=0), "spec.timeoutSeconds", "greater than or equal to 1"),
     ("SandboxRun", sandbox_run(maxAttempts=0), "spec.maxAttempts", "greater than or equal to 1"),
     ("SandboxRun", sandbox_run(role="admin"), "spec.role", 'Unsupported value: "admin"'),
-    ("SandboxRun", sandbox_run(build={"dockerfile": "Dockerfile"}), "spec.build.contextKey", "Required value"),
+    ("SandboxRun", sandbox_run(build={"dockerfile": "Dockerfile"}), "spec.build", "either contextKey or baseImage"),
+    ("SandboxRun", sandbox_run(build={"contextKey": "k", "user": "a b"}), "spec.build.user", "should match"),
+    ("SandboxRun", sandbox_run(network="everywhere"), "spec.network", "Unsupported value"),
     ("SandboxRun", sandbox_run(mounts=[{"target": "relative"}]), "spec.mounts[0].target", "should match '^/'"),
     ("SandboxRun", sandbox_run(mounts=[{"target": "/data"}, {"target": "/data"}]), "spec.mounts[1]",
      "Duplicate value"),
@@ -216,7 +218,7 @@ def test_the_api_server_refuses_a_bad_custom_resource_as_the_operator_would(
 def test_the_api_server_fills_in_the_defaults_the_operator_assumes(dynamic: DynamicClient, kube_namespace: str) -> None:
     submitted = sandbox_run(limits={}, build={"contextKey": "ctx.tar.gz"}, mounts=[{"target": "/data"}])
     stored = create(dynamic, "SandboxRun", submitted, kube_namespace)["spec"]
-    assert set(stored) - set(submitted) == {"role", "workdir", "skillProvided"}
+    assert set(stored) - set(submitted) == {"role", "workdir", "skillProvided", "network"}
     assert stored["limits"] == LimitsSpec().model_dump(by_alias=True)
     assert stored["build"]["dockerfile"] == "Dockerfile" and stored["mounts"][0]["writable"] is False
     assert parse_sandbox_run(stored) == parse_sandbox_run(submitted)
