@@ -191,9 +191,19 @@ class TaskRunner:
         return cached[1]
 
     def _owner(self) -> tuple[int, int] | None:
-        """Who must own what the sandbox writes (the local sandbox's unprivileged uid)."""
+        """Who must own what the sandbox writes (the sandbox's unprivileged uid)."""
         owner = getattr(self.sandbox, "workspace_owner", None)
         return owner if isinstance(owner, tuple) else None
+
+    def hand_over(self, path: Path) -> None:
+        """Give ``path`` (a directory a harness made for a run to write in) and what is below it
+        to the sandbox's uid, where the sandbox runs as one; links are changed, never followed."""
+        owner = self._owner()
+        if owner is None:
+            return
+        os.chown(path, *owner, follow_symlinks=False)
+        for found in path.rglob("*"):
+            os.chown(found, *owner, follow_symlinks=False)
 
     def storage_mb(self, task: TaskDir) -> int:
         declared = self.config(task).environment.storage_mb

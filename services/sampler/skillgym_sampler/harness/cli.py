@@ -74,7 +74,10 @@ class _CliHarness(ABC):
             if env.skills_dir is not None:
                 shutil.copytree(env.skills_dir, agent_dir / self.skills_subdir, symlinks=False)
             (agent_dir / "forwarder.py").write_text(INSIDE_FORWARDER)
+            # the CLI runs as the sandbox's uid: its home, its skills and the relay's socket are its own
+            env.runner.hand_over(agent_dir)
             with EndpointRelay(self.llm.base_url, relay_dir) as relay:
+                env.runner.hand_over(relay_dir)
                 try:
                     extra_mounts, run_env = env.runner.environment_extras(
                         env.task, {**env.runner.config(env.task).env_for("agent"), **self.environment(relay.inside_base_url)})
