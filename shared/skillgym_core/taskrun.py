@@ -223,6 +223,11 @@ class TaskRunner:
     def _copy(self, src: Path, dst: Path, *, max_bytes: int | None = None, inside: str = AGENT_WORKDIR) -> list[str]:
         return self._copy_report(src, dst, max_bytes=max_bytes, inside=inside).skipped
 
+    def copy_out(self, src: Path, dst: Path, *, inside: str) -> list[str]:
+        """Copy what a run wrote in ``src`` (mounted at ``inside``) to ``dst`` as data, within the
+        workspace budget, before the host reads any of it; returns what was left out and why."""
+        return self._copy(src, dst, inside=inside)
+
     def _volume(self, directory: Path, size_mb: int) -> bool:
         """Mount a tmpfs of ``size_mb`` on ``directory`` where this process may; False otherwise
         (the copy budget then is the only bound)."""

@@ -6,6 +6,7 @@ CLI and service cannot exist here), and one whose CLI the image lacks ends with 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -133,17 +134,22 @@ records = [
                  "content": [{"type": "text", "text": "Wrote hello.txt; the model was " + served_by}],
                  "usage": usage}},
 ]
-with open(os.path.join(folder, session + ".jsonl"), "w") as log:
-    log.writelines(json.dumps(record) + "\n" for record in records)
+if instruction.startswith("PLANT "):  # a hostile CLI: its session log is a link to a host file
+    os.symlink(instruction.split()[1], os.path.join(folder, session + ".jsonl"))
+else:
+    with open(os.path.join(folder, session + ".jsonl"), "w") as log:
+        log.writelines(json.dumps(record) + "\n" for record in records)
 print(json.dumps({"type": "result", "total_cost_usd": 0.0}))
 """
 
 
-def test_a_cli_the_task_image_ships_runs_there(ctx: ServiceContext, podman: PodmanService, tmp_path: Path) -> None:
+def _cli_run(ctx: ServiceContext, podman: PodmanService, tmp_path: Path, instruction: str | None = None) -> Any:
     root = hello_world(tmp_path / "hello-cli")
     (root / "environment" / "claude").write_text(STAND_IN_CLAUDE)
     (root / "environment" / "Dockerfile").write_text(
         "FROM python:3.11-slim\nCOPY claude /usr/local/bin/claude\nRUN chmod 755 /usr/local/bin/claude\nWORKDIR /app\n")
+    if instruction is not None:
+        (root / "instruction.md").write_text(instruction)
     with ScriptedLLMServer(Rules([], default=_turn)) as server:
         settings = SamplerSettings(llm_base_url=server.base_url, llm_model="scripted-teacher", sandbox="container",
                                    container_engine_url=podman.url, env_cache=tmp_path / "cache",
@@ -151,9 +157,25 @@ def test_a_cli_the_task_image_ships_runs_there(ctx: ServiceContext, podman: Podm
         outputs = [o for o in SamplerService(ctx, settings).handle(_publish(ctx, root))
                    if isinstance(o, TrajectoryVerified)]
     (run,) = outputs
+    return run
+
+
+def test_a_cli_the_task_image_ships_runs_there(ctx: ServiceContext, podman: PodmanService, tmp_path: Path) -> None:
+    run = _cli_run(ctx, podman, tmp_path)
     assert run.harness == "claude-code" and run.passed, ctx.store.get_bytes(run.verification_key).decode()[-3000:]
     trajectory = ctx.store.get_bytes(run.atif_key).decode()
     # the CLI ran in the task's image, as the sandbox uid, in the task's working directory
     assert "2000000" in trajectory and "/app" in trajectory and "Debian" in trajectory
     # and reached the model, offline, only through the relay's socket
     assert "the model was scripted-teacher" in trajectory
+
+
+def test_a_cli_log_that_links_to_a_host_file_is_not_read(ctx: ServiceContext, podman: PodmanService,
+                                                         tmp_path: Path) -> None:
+    secret = tmp_path / "host-secret.jsonl"
+    secret.write_text(json.dumps({"type": "user", "uuid": "u1", "message": {"role": "user", "content": "HOST-SECRET-7"}})
+                      + "\n")
+    run = _cli_run(ctx, podman, tmp_path, instruction=f"PLANT {secret}\n")
+    record = ctx.store.get_bytes(run.verification_key).decode()
+    assert "no usable session log" in record and "HOST-SECRET-7" not in record
+    assert "HOST-SECRET-7" not in ctx.store.get_bytes(run.atif_key).decode()

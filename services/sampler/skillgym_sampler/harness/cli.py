@@ -70,6 +70,7 @@ class _CliHarness(ABC):
         executable = self.executable(env)
         agent_dir = Path(tempfile.mkdtemp(prefix=f"{self.name}-", dir=env.workspace.parent))
         relay_dir = Path(tempfile.mkdtemp(prefix="sg-"))
+        written: Path | None = None
         try:
             if env.skills_dir is not None:
                 shutil.copytree(env.skills_dir, agent_dir / self.skills_subdir, symlinks=False)
@@ -101,14 +102,19 @@ class _CliHarness(ABC):
             if result.exit_code == NOT_INSTALLED_EXIT and NOT_INSTALLED_MARK in result.stderr:
                 raise HarnessError(f"{self.name}: command {executable!r} is not installed where the task runs",
                                    reason="not_installed", harness=self.name)  # fmt: skip
+            # the CLI's files are the agent's: read as data (no link leads out), never in place
+            written = Path(tempfile.mkdtemp(prefix=f"{self.name}-out-", dir=env.workspace.parent))
+            env.runner.copy_out(agent_dir, written / "agent", inside=AGENT_DIR)
             try:
-                trajectory = self.convert(agent_dir, spec)
+                trajectory = self.convert(written / "agent", spec)
             except ConversionError as exc:
                 raise HarnessError(f"{self.name}: no usable session log: {exc}", reason="no_trajectory",
                                    exit_code=result.exit_code, output=result.stderr[-2000:]) from exc
         finally:
             shutil.rmtree(relay_dir, ignore_errors=True)
             shutil.rmtree(agent_dir, ignore_errors=True)
+            if written is not None:
+                shutil.rmtree(written, ignore_errors=True)
         outcome = "ok" if result.ok else f"exit_{result.exit_code}" if result.exit_code else result.outcome.value
         return AgentRun(trajectory, outcome=outcome, logs=result.stderr[-4000:])
 
