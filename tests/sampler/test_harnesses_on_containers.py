@@ -178,4 +178,6 @@ def test_a_cli_log_that_links_to_a_host_file_is_not_read(ctx: ServiceContext, po
     run = _cli_run(ctx, podman, tmp_path, instruction=f"PLANT {secret}\n")
     record = ctx.store.get_bytes(run.verification_key).decode()
     assert "no usable session log" in record and "HOST-SECRET-7" not in record
+    # the workspace is right, but nothing shows how: no demonstration comes of it
+    assert not run.passed and '"failure_type": "harness_error"' in record
     assert "HOST-SECRET-7" not in ctx.store.get_bytes(run.atif_key).decode()

@@ -139,6 +139,11 @@ class TrialRunner:
         if not conformance.valid:
             agent_outcome, passed = "invalid_trajectory", False
             failure_type = failure_type or "invalid_trajectory"
+        elif run.outcome == "harness_error":
+            # the workspace may be right, but the trajectory shows none of the work that made it so:
+            # no demonstration can come from it
+            passed = False
+            failure_type = failure_type or "harness_error"
         final = trajectory.final_metrics
         tokens = {
             "prompt": (final.total_prompt_tokens or 0) if final else 0,
