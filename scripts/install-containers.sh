@@ -62,14 +62,15 @@ if [[ ! -s "$tarball" ]]; then
 fi
 
 # The machine's CA bundle goes into the images, so pip and apt inside a build trust the same
-# TLS endpoints (package mirrors) the host does.
+# TLS endpoints (package mirrors) the host does. It is kept beside Debian's own bundle too, which
+# any apt-get install that brings ca-certificates rewrites, and the variables name that copy.
 ca_bundle=/etc/ssl/certs/ca-certificates.crt
 if [[ -s "$ca_bundle" ]]; then cp "$ca_bundle" "$DEST/ca-bundle.crt"; else : >"$DEST/ca-bundle.crt"; fi
 stamp="$(cat "${BASH_SOURCE[0]}" "$DEST/ca-bundle.crt" | sha256sum | cut -c1-16)"
 if [[ "$(cat "$DEST/.images" 2>/dev/null)" != "$stamp" ]] || ! podman image exists "$BASE_REPO/python:3.11"; then
     log "importing $BASE_REPO/debian:$SUITE ..."
     podman import --change 'CMD ["/bin/bash"]' "$tarball" "$BASE_REPO/debian-rootfs:$SUITE" >/dev/null
-    printf 'FROM %s\nCOPY ca-bundle.crt /etc/ssl/certs/ca-certificates.crt\nENV SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt PIP_CERT=/etc/ssl/certs/ca-certificates.crt\n' \
+    printf 'FROM %s\nCOPY ca-bundle.crt /etc/ssl/certs/ca-certificates.crt\nCOPY ca-bundle.crt /etc/ssl/host-ca-bundle.crt\nENV SSL_CERT_FILE=/etc/ssl/host-ca-bundle.crt PIP_CERT=/etc/ssl/host-ca-bundle.crt REQUESTS_CA_BUNDLE=/etc/ssl/host-ca-bundle.crt\n' \
         "$BASE_REPO/debian-rootfs:$SUITE" | podman build -q -t "$BASE_REPO/debian:$SUITE" -f - "$DEST" >/dev/null
     log "building $BASE_REPO/python:3.11 ..."
     printf 'FROM %s\nRUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pip python3-venv && ln -sf /usr/bin/python3 /usr/local/bin/python && rm -rf /var/lib/apt/lists/*\nENV PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1\n' \

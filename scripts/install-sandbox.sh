@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# Installs bubblewrap, the local sandbox every task phase runs in. Idempotent.
+# Installs bubblewrap, the local sandbox every task phase runs in, and the system programs the
+# task families install into their images (git, nginx), which the local sandbox takes from the
+# host. No service is started: nginx is there for `nginx -t`. Idempotent.
 set -euo pipefail
-if command -v bwrap >/dev/null 2>&1; then
+declare -A program_of=([bubblewrap]=bwrap [git]=git [nginx]=nginx)
+# the sandbox's PATH has the sbin directories even where the caller's does not
+have() { PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" command -v "$1" >/dev/null 2>&1; }
+missing=()
+for package in bubblewrap git nginx; do
+    have "${program_of[$package]}" || missing+=("$package")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
     exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install-sandbox: bubblewrap (bwrap) is missing and apt-get is not available; install it with your package manager" >&2
+    echo "install-sandbox: ${missing[*]} missing and apt-get is not available; install them with your package manager" >&2
     exit 1
 fi
 sudo=()
@@ -13,7 +22,19 @@ if [[ $(id -u) -ne 0 ]]; then
     command -v sudo >/dev/null 2>&1 || { echo "install-sandbox: run as root or install sudo" >&2; exit 1; }
     sudo=(sudo)
 fi
-echo "install-sandbox: installing bubblewrap ..."
+# while installing, services are not started (Debian's policy-rc.d convention)
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
+    "${sudo[@]}" chmod 755 "$policy"
+    own_policy=1
+fi
+trap 'if [[ $own_policy -eq 1 ]]; then "${sudo[@]}" rm -f "$policy"; fi' EXIT
+echo "install-sandbox: installing ${missing[*]} ..."
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends bubblewrap
-command -v bwrap >/dev/null 2>&1 || { echo "install-sandbox: bubblewrap installed but bwrap is not on PATH" >&2; exit 1; }
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+for package in "${missing[@]}"; do
+    have "${program_of[$package]}" ||
+        { echo "install-sandbox: $package installed but ${program_of[$package]} is not on PATH" >&2; exit 1; }
+done

@@ -1,10 +1,12 @@
 """service-triage: a web service behind nginx with planted faults; the fixed configuration must
 parse with crossplane and route correctly, the report must classify each cause with the skill's
-failure classes."""
+failure classes. A skill that runs nginx gets nginx in its task: the reference solution reads and
+confirms its fixes with the real ``nginx -t``, and the verifier runs nginx's syntax test too."""
 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,18 +14,36 @@ import pytest
 from skillgym_builder.families.service_assets import DEFAULT_CLASSES, nginx_directives
 from skillgym_builder.families.service_triage import ServiceTriageFamily, classes_for
 from skillgym_builder.families.skillfacts import vocabulary
+from skillgym_builder.skillcard import SkillCard
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
 from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json
+from tests.builder.skills import FIXTURES
 
 KNOBS = {"multi_step": 2, "error_recovery": 1, "distractor_files": 2, "noise_level": 0.3, "record_count": 400}
 
 
+def triage_card() -> SkillCard:
+    """The fixture skill, whose workflow has `nginx -t` run (ingest does not count nginx as a
+    need: the skill also works from pasted output)."""
+    return card_for("web-service-triage", "system-administration")
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory, env_provider: LocalVenvProvider) -> BuiltTask:
-    card = card_for("web-service-triage", "system-administration")
-    return build(ServiceTriageFamily(), card, KNOBS, tmp_path_factory.mktemp("triage"), env_provider)
+    return build(ServiceTriageFamily(), triage_card(), KNOBS, tmp_path_factory.mktemp("triage"), env_provider)
+
+
+@pytest.fixture(scope="module")
+def built_without_nginx(tmp_path_factory: pytest.TempPathFactory, env_provider: LocalVenvProvider) -> BuiltTask:
+    """The same instance for a skill that never runs nginx: its checks are crossplane's alone."""
+    folder = tmp_path_factory.mktemp("skill") / "web-service-triage"
+    shutil.copytree(FIXTURES / "web-service-triage", folder)
+    skill_md = folder / "SKILL.md"
+    skill_md.write_text(skill_md.read_text().replace("`nginx -t`", "nginx's configuration test"))
+    card = card_for("web-service-triage", "system-administration", folder=folder)
+    return build(ServiceTriageFamily(), card, KNOBS, tmp_path_factory.mktemp("triage-parser"), env_provider)
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +75,41 @@ def test_task_conforms_and_the_broken_service_fails(built: BuiltTask) -> None:
     assert check_task(built.task.root) == []
     assert lint_environment(built.task) == []
     outcome = built.untouched()
-    assert not outcome.passed and outcome.rewards["configuration"] == 0
+    assert not outcome.passed and outcome.rewards["configuration"] < 1  # every check that reads nginx fails
     assert "syntax" in built.extra("planted_faults") and len(built.extra("planted_faults")) == 3
     assert (built.task.root / "environment" / "requirements.txt").read_text().startswith("crossplane")
+
+
+def test_a_skill_that_runs_nginx_gets_nginx_and_its_solution_runs_it(built: BuiltTask) -> None:
+    dockerfile = (built.task.root / "environment" / "Dockerfile").read_text()
+    assert "apt-get install -y --no-install-recommends nginx" in dockerfile
+    usage = built.extra("skill_usage")
+    assert usage["kind"] == "tool" and usage["tools"] == ["nginx"], usage
+    solve = (built.task.solution / "solve.sh").read_text()
+    assert "nginx -t -e stderr -c /app/etc/nginx/nginx.conf" in solve
+    assert "nginx is installed here too" in built.task.instruction()
+
+
+def test_a_skill_that_never_runs_nginx_gets_the_parser_alone(built_without_nginx: BuiltTask) -> None:
+    assert "nginx" not in (built_without_nginx.task.root / "environment" / "Dockerfile").read_text()
+    assert built_without_nginx.extra("skill_usage")["kind"] == "skill_facts"
+    assert "nginx -t -e" not in (built_without_nginx.task.solution / "solve.sh").read_text()
+    ok, solved = built_without_nginx.solve()
+    assert ok and built_without_nginx.verify(solved).passed
+
+
+def _catch_all_with_a_bad_size(workspace: Path) -> None:
+    """A plausible extra site: crossplane counts its arguments, only nginx reads the value."""
+    (workspace / "etc/nginx/sites-enabled/catch-all.conf").write_text(
+        "server {\n    listen 8081 default_server;\n    client_max_body_size 10mb;\n    return 444;\n}\n")
+
+
+def test_nginx_rejects_what_the_parser_alone_accepts(built: BuiltTask, solved: Path,
+                                                     built_without_nginx: BuiltTask) -> None:
+    ok, parser_solved = built_without_nginx.solve()
+    assert ok and built_without_nginx.verify_edited(parser_solved, _catch_all_with_a_bad_size).passed
+    outcome = built.verify_edited(solved, _catch_all_with_a_bad_size)
+    assert not outcome.passed and outcome.rewards["configuration"] < 1  # every check that reads nginx fails
 
 
 def test_reference_and_alternative_fixes_pass(built: BuiltTask, solved: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skillgym_builder.families.evidence import shown_commands
 from skillgym_builder.families.usage import import_name, skill_usage
 from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import TemplateOutput
@@ -56,6 +57,21 @@ def test_a_module_run_and_a_skill_program_count(tmp_path: Path) -> None:
     card = _card(tmp_path, "# TDD\n", declared=("pytest",), binaries=("git",))
     assert skill_usage(card, _output("python3 -m pytest -q\n", ["pytest>=8"]))["libraries"] == ["pytest"]
     assert skill_usage(card, _output("cd repo\ngit bisect run ./check.sh\n", []))["kind"] == "tool"
+
+
+def test_a_program_the_procedure_runs_counts_only_when_it_is_the_familys(tmp_path: Path) -> None:
+    card = _card(tmp_path, "# Triage\n\nPrefer `nginx -t` before a reload; list with `ls -la <path>`.\n")
+    solve = "ls -la etc\nnginx -t -e stderr -c /app/etc/nginx/nginx.conf\n"
+    assert skill_usage(card, _output(solve, []))["kind"] == "none"  # needed by the skill: neither
+    assert skill_usage(card, _output(solve, []), ["nginx", "systemctl"])["tools"] == ["nginx"]
+    assert skill_usage(card, _output("ls -la etc\n", []), ["nginx", "ls"])["kind"] == "tool"
+    assert skill_usage(card, _output("echo nginx -t\n", []), ["nginx"])["kind"] == "none"
+
+
+def test_the_programs_a_skill_shows_being_run() -> None:
+    text = ("Run `nginx -t` first, then `sudo systemctl reload nginx`; `nginx` alone only names it.\n\n"
+            "```bash\n$ journalctl -u app -n 50\nss -ltnp\n```\n\n```python\nprint('x')\n```\n")
+    assert shown_commands(text) == {"nginx", "systemctl", "journalctl", "ss"}
 
 
 def test_facts_count_only_when_claimed_and_read_from_the_skill(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ class FamilyMaterialiser:
         blueprint = (output.blueprint or family.spec.blueprint).model_copy(update={"patterns": patterns})
         return replace(output, workspace=workspace, render_jobs=[], blueprint=blueprint,
                        metadata={**output.metadata, **plan.metadata(family.spec),
-                                 "skill_usage": skill_usage(card, output)})
+                                 "skill_usage": skill_usage(card, output, family.spec.fit.binaries)})
 
     def write(self, dest: Path, card: SkillCard, spec: FamilySpec, output: TemplateOutput,
               info: BuildInfo) -> tuple[str, TaskDir]:

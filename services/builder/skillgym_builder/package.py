@@ -40,12 +40,13 @@ class BuildInfo:
     extra: dict[str, Any] | None = None
 
 
-def dockerfile(spec: TemplateSpec, requirements: list[str] | None = None) -> str:
+def dockerfile(spec: TemplateSpec, requirements: list[str] | None = None,
+               system_packages: list[str] | None = None) -> str:
     """The image the task runs in: the declared requirements (``environment/requirements.txt``,
     installed the same way the local environment builder installs them), system packages the
-    task needs, the workspace and the skill."""
+    task needs (the family's and the instance's own), the workspace and the skill."""
     base = spec.runtime.get("base_image", "python:3.11-slim")
-    apt = sorted(set(spec.runtime.get("apt_packages", [])))
+    apt = sorted({*spec.runtime.get("apt_packages", []), *(system_packages or [])})
     deps = list(spec.runtime.get("dependencies", []))
     lines = [f"FROM {base}"]
     if apt:
@@ -105,7 +106,7 @@ def write_task(
     env = dest / "environment"
     _write(env / "workspace", output.workspace, executable=())
     (env / "workspace").mkdir(parents=True, exist_ok=True)
-    (env / "Dockerfile").write_text(dockerfile(spec, output.requirements))
+    (env / "Dockerfile").write_text(dockerfile(spec, output.requirements, output.system_packages))
     if output.requirements:
         (env / "requirements.txt").write_text("".join(f"{line}\n" for line in output.requirements))
     shutil.copytree(card.root, task.skills / card.dir_name, symlinks=False, ignore_dangling_symlinks=True)

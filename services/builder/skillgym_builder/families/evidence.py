@@ -25,6 +25,22 @@ def _annotation(record_part: dict[str, Any], key: str) -> Any:
     return getattr(annotation, "value", None)
 
 
+_CODE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+_FENCE = re.compile(r"^```[ \t]*(?:bash|sh|shell|console|zsh)?[ \t]*\n(.*?)^```", re.M | re.S)
+_PROGRAM = re.compile(r"^(?:\$\s+)?(?:sudo\s+)?([a-z][\w.+-]*)(?=\s|$)")
+
+
+def shown_commands(text: str) -> frozenset[str]:
+    """Programs the skill's text shows being run: the first word of each inline code span that
+    has arguments and of each line of its shell blocks (``nginx -t`` shows ``nginx``; a bare
+    ``nginx`` names it). Ingest's external programs are what a skill cannot run without; these
+    are what its procedure runs, needed or not."""
+    candidates = [span for span in _CODE_SPAN.findall(text) if " " in span.strip()]
+    for block in _FENCE.findall(text):
+        candidates += block.splitlines()
+    return frozenset(m.group(1) for c in candidates if (m := _PROGRAM.match(c.strip())))
+
+
 @dataclass(frozen=True)
 class SkillEvidence:
     category: str | None
@@ -35,6 +51,7 @@ class SkillEvidence:
     network_required: bool
     gpu_required: bool
     text: str = field(repr=False)
+    commands: frozenset[str] = frozenset()  # programs its text shows being run (shown_commands)
 
     @classmethod
     def of(cls, card: SkillCard) -> SkillEvidence:
@@ -54,7 +71,12 @@ class SkillEvidence:
             network_required=bool(network.get("required")) if isinstance(network, dict) else False,
             gpu_required=bool(gpu.get("required")) if isinstance(gpu, dict) else False,
             text=card.skill_md,
+            commands=shown_commands(card.skill_md),
         )
+
+    def runs(self, program: str) -> bool:
+        """Whether the skill needs ``program`` or its procedure shows it being run."""
+        return program in self.binaries or program in self.commands
 
 
 def corroborated(fit: Fit) -> bool:

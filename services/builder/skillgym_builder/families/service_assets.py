@@ -183,7 +183,8 @@ def healthy_unit(service: Service) -> str:
 
 
 def syntax_line(service: Service) -> int:
-    return healthy_site(service).split("\n").index("        proxy_set_header Host $host;") + 1
+    """The line nginx reports for the missing ";": the next one, where the run-on directive ends."""
+    return healthy_site(service).split("\n").index("        proxy_set_header Host $host;") + 2
 
 
 def _stamp(second: int) -> str:

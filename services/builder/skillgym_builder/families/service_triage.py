@@ -1,6 +1,11 @@
 """devops: a web service behind nginx with planted faults (upstream port, syntax error,
 permissions, port conflict); the agent fixes the configuration, which must parse with a real
-nginx parser and route correctly, and classifies each cause."""
+nginx parser and route correctly, and classifies each cause.
+
+When the skill runs nginx itself (needs it, or has ``nginx -t`` run before a reload), the task
+installs nginx: the reference solution finds and confirms its fixes with the real ``nginx -t``,
+and the verifier requires nginx's own syntax test to pass, which also catches values a parser
+alone accepts."""
 
 from __future__ import annotations
 
@@ -38,6 +43,10 @@ from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import TemplateOutput
 
 FAMILY_ID = "service-triage"
+NGINX_PACKAGE = "nginx"
+# an unprivileged nginx -t fails after the syntax test, on the pid file, temp paths and port 80;
+# "syntax is ok" is nginx's verdict on the configuration itself
+NGINX_TEST = "nginx -t -e stderr -c /app/etc/nginx/nginx.conf"
 
 
 def classes_for(vocabulary: list[str], kinds: list[str]) -> dict[str, str] | None:
@@ -106,14 +115,22 @@ class ServiceTriageFamily:
         task = {"app": service.app, "domain": service.domain, "classes": None if claim.claimed else DEFAULT_CLASSES}
         inspect = ["ls -R etc logs var", "cat logs/nginx-t.txt", f"grep -n 'Listening at\\|Errno' logs/journal-{service.app}.txt || true"]
         argument = json.dumps(task)
+        run = f"python3 /tmp/work/triage.py '{argument}'"
+        uses_nginx = SkillEvidence.of(card).runs("nginx")
+        if uses_nginx:
+            expected["nginx_conf"] = configuration(service)["etc/nginx/nginx.conf"]
+            inspect.append(f"{NGINX_TEST} > /tmp/nginx-t-before.txt 2>&1 || true")
+            run = "\n".join([f"{run} --nginx-t /tmp/nginx-t-before.txt",
+                             f"{NGINX_TEST} > /tmp/nginx-t-after.txt 2>&1 || true",
+                             "cat /tmp/nginx-t-after.txt", "grep -q 'syntax is ok' /tmp/nginx-t-after.txt"])
         solve = agent_solution(card, inspect=inspect, helpers=skill_reader(), script=source(FAMILY_ID, "solve_triage.py"),
-                               name="triage.py", run=f"python3 /tmp/work/triage.py '{argument}'")
+                               name="triage.py", run=run)
         alternative = agent_solution(card, inspect=["cat logs/nginx-t.txt"], helpers=skill_reader(),
                                      script=source(FAMILY_ID, "solve_triage.py"), name="triage.py",
                                      run=f"python3 /tmp/work/triage.py '{argument}' --move-app")
         reqs, skipped = requirements(self.spec, card)
         return TemplateOutput(
-            instruction=_instruction(card, service, claim.claimed, bool(values["distractor_files"])),
+            instruction=_instruction(card, service, claim.claimed, bool(values["distractor_files"]), uses_nginx),
             workspace=workspace,
             protected=protected,
             tests=verifier_files(self.spec, expected, items),
@@ -123,24 +140,26 @@ class ServiceTriageFamily:
             blueprint=self.spec.blueprint,
             params={"app": service.app, "faults": len(faults), "log_lines": int(values["record_count"])},
             requirements=reqs,
+            system_packages=[NGINX_PACKAGE] if uses_nginx else [],
             equivalences={k: list(v) for k, v in self.spec.equivalences.items()},
             metadata={"skill_claim": claim.model_dump(), "skill_dependencies_skipped": skipped,
                       "rubric": [i.model_dump() for i in items], "planted_faults": faults},
         )
 
 
-def _instruction(card: SkillCard, service: Service, claimed: bool, decoys: bool) -> str:
+def _instruction(card: SkillCard, service: Service, claimed: bool, decoys: bool, nginx: bool) -> str:
     classes = (
         f"the failure class the triage workflow of the `{card.name}` skill in your skills directory assigns it "
         "(its exact wording)"
         if claimed else "one of: " + ", ".join(f"`{c}`" for c in DEFAULT_CLASSES)
     )
     backup = " Only `sites-enabled/` is live." if decoys else ""
+    installed = " nginx is installed here too; you are not root." if nginx else ""
     return f"""# Bring `{service.domain}` back
 
 Users get errors from `https://{service.domain}/` (the `{service.app}` app behind nginx). This host's
 configuration is mirrored under `/app/etc` (for `/etc`), with recent logs under `/app/logs` and state
-listings under `/app/var`.{backup} The app's configuration is `/app/{service.site}` (its nginx site),
+listings under `/app/var`.{backup}{installed} The app's configuration is `/app/{service.site}` (its nginx site),
 `/app/{service.env}` (its environment) and `/app/{service.unit}` (its systemd unit).
 
 1. Fix that configuration so the app starts, nginx accepts its configuration and proxies

@@ -9,6 +9,7 @@ a family cannot claim a use its solution does not make."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any, Literal
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -49,8 +50,11 @@ def skill_libraries(card: SkillCard) -> set[str]:
     return names
 
 
-def skill_usage(card: SkillCard, output: TemplateOutput) -> dict[str, Any]:
-    """The strongest use the reference solution makes of the skill, with its evidence."""
+def skill_usage(card: SkillCard, output: TemplateOutput, family_programs: Collection[str] = ()) -> dict[str, Any]:
+    """The strongest use the reference solution makes of the skill, with its evidence. A program
+    counts when the skill needs it, or when its procedure shows it being run and it is one of the
+    family's own programs (``family_programs``): a shell utility the skill happens to show does
+    not make a solution that runs it a use of the skill."""
     solve = output.solve_script or ""
     skill_root = f"/skills/{card.dir_name}/"
     shipped = {f.path for f in card.record.files} | {
@@ -61,7 +65,9 @@ def skill_usage(card: SkillCard, output: TemplateOutput) -> dict[str, Any]:
     imported = imported_modules(solve) | set(_MODULE_RUN.findall(solve))
     named = skill_libraries(card) | {import_name(d) for d in distributions if _names(card.skill_md, d)}
     libraries = sorted(named & installed & imported)
-    tools = sorted(SkillEvidence.of(card).binaries & set(_COMMAND.findall(solve)))
+    evidence = SkillEvidence.of(card)
+    programs = evidence.binaries | (evidence.commands & set(family_programs))
+    tools = sorted(programs & set(_COMMAND.findall(solve)))
     claim = output.metadata.get("skill_claim") or {}
     kind: UsageKind
     if scripts:

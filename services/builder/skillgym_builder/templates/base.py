@@ -73,6 +73,7 @@ class TemplateOutput:
     solve_script: str | None = None  # a complete solve.sh, used instead of ``solution_steps``
     alternative_scripts: dict[str, str] = field(default_factory=dict)  # complete solution/alternatives/*.sh
     requirements: list[str] = field(default_factory=list)  # environment/requirements.txt, one per line
+    system_packages: list[str] = field(default_factory=list)  # Debian packages beyond runtime.apt_packages
     equivalences: dict[str, list[str]] = field(default_factory=dict)  # tests/equivalences.json
     metadata: dict[str, Any] = field(default_factory=dict)  # extra [metadata] keys (family, knobs, claims)
     render_jobs: list[RenderJob] = field(default_factory=list)  # workspace files a real library must make

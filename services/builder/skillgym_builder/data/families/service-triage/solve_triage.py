@@ -9,6 +9,8 @@ from skillfacts import vocabulary
 
 TASK = json.loads(sys.argv[1])
 MOVE_APP = "--move-app" in sys.argv  # fix port problems on the app's side instead of nginx's
+# the output of a live `nginx -t` on the mirrored configuration, read instead of the recorded one
+NGINX_T = sys.argv[sys.argv.index("--nginx-t") + 1] if "--nginx-t" in sys.argv else "logs/nginx-t.txt"
 APP, DOMAIN = TASK["app"], TASK["domain"]
 SITE, ENV, UNIT = f"etc/nginx/sites-enabled/{APP}.conf", f"etc/{APP}/app.env", f"etc/systemd/system/{APP}.service"
 KEYWORDS = {
@@ -55,12 +57,15 @@ def set_app_port(port):
 
 
 findings = []
-nginx_t = read("logs/nginx-t.txt")
-broken = re.search(r'in "\w+" directive in /etc/nginx/(\S+):(\d+)', nginx_t)
+nginx_t = read(NGINX_T)
+broken = re.search(r'in "\w+" directive in (?:/app)?/etc/nginx/(\S+):(\d+)', nginx_t)
 if broken and "test failed" in nginx_t:
     path = "etc/nginx/" + broken.group(1)
     lines = read(path).split("\n")
     number = int(broken.group(2)) - 1
+    # nginx names the line where the run-on directive ends; the missing ";" is on a line above it
+    while number > 0 and (not lines[number].strip() or lines[number].rstrip().endswith((";", "{", "}"))):
+        number -= 1
     if not lines[number].rstrip().endswith((";", "{", "}")):
         lines[number] = lines[number].rstrip() + ";"
     write(path, "\n".join(lines))

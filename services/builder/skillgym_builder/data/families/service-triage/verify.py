@@ -1,19 +1,23 @@
 """Verifier for service-triage: the fixed configuration parses with crossplane (a real nginx
 config parser), routes to the port the app listens on without clashing with nginx, runs the
 unit as the data directory's owner, keeps every other directive and setting (compared as
-digests of the healthy configuration), and triage.json classifies each planted cause."""
+digests of the healthy configuration), and triage.json classifies each planted cause. Where the
+task installs nginx, nginx's own syntax test must pass too: it is run, confined, on the host's
+main configuration (the verifier's copy) with the sites as the solver left them."""
 
 import collections
 import configparser
+import functools
 import hashlib
 import json
 import os
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import crossplane
-from checks import app_path, load_expected, read_json, run
+from checks import app_path, load_expected, read_json, run, run_untrusted
 
 E = load_expected()
 APP = E["app"]
@@ -25,10 +29,28 @@ def digest(value):
     return hashlib.sha256(json.dumps(value, separators=(",", ":")).encode()).hexdigest()
 
 
+def nginx_accepts():
+    """nginx -t's verdict on the configuration itself ("syntax is ok"). Run unprivileged, nginx -t
+    goes on to fail on the pid file, temp paths and port 80; those come after that verdict."""
+    scratch = tempfile.mkdtemp(prefix="nginx-t-")
+    main = E["nginx_conf"].replace("include sites-enabled/", "include " + app_path("etc/nginx/sites-enabled/"))
+    with open(os.path.join(scratch, "nginx.conf"), "w", encoding="utf-8") as handle:
+        handle.write(main)
+    conf = os.path.join(scratch, "nginx.conf")
+    done = run_untrusted(["nginx", "-t", "-e", "stderr", "-c", conf], timeout=30)
+    lines = done.stderr.splitlines()
+    verdict = f"nginx: the configuration file {conf} syntax is ok"  # the path is unguessable to the solver
+    if verdict not in lines or any("[emerg]" in line for line in lines[:lines.index(verdict)]):
+        raise ValueError(f"nginx -t rejects the configuration: {done.stderr.strip()[-300:]}")
+
+
+@functools.cache  # routing and preservation both read it; nginx -t runs once
 def parsed():
     result = crossplane.parse(app_path("etc/nginx/nginx.conf"), combine=False)
     if result["status"] != "ok" or result["errors"]:
         raise ValueError(f"nginx configuration does not parse: {result['errors'][:2]}")
+    if E.get("nginx_conf"):
+        nginx_accepts()
     return result
 
 
