@@ -161,6 +161,18 @@ def test_lint_environment_reads_the_task(tmp_path: Path) -> None:
 # -- the cached venv builder ---------------------------------------------------------------
 
 
+def test_a_module_that_does_not_compile_does_not_fail_the_build(tmp_path: Path) -> None:
+    """Packages ship such modules (torch's tests in a later Python's syntax, old Python 2 files);
+    they stay uncompiled."""
+    links = tmp_path / "links"
+    build_wheel(links, "futuresyntax", "1.0", {"futuresyntax/__init__.py": "VALUE = 1\n",
+                                               "futuresyntax/later.py": "print 'python 2'\n"})
+    built = provider(tmp_path / "cache", links).ensure(parse_requirements("futuresyntax==1.0\n"))
+    site = next((built.host_path / "lib").glob("python3*/site-packages"))
+    assert list((site / "futuresyntax" / "__pycache__").glob("__init__.*.pyc"))
+    assert not list((site / "futuresyntax" / "__pycache__").glob("later.*.pyc"))
+
+
 def test_build_then_cache_hit(tmp_path: Path, wheelhouse: Path) -> None:
     envs = provider(tmp_path / "cache", wheelhouse)
     requirements = parse_requirements("tinycalc==1.0\n")
