@@ -345,13 +345,15 @@ class TaskRunner:
         )  # fmt: skip
 
     def run_solution(
-        self, task: TaskDir, workspace: Path, *, solution: Path | None = None, timeout_s: float | None = None
+        self, task: TaskDir, workspace: Path, *, solution: Path | None = None, timeout_s: float | None = None,
+        script: str = "solve.sh",
     ) -> SandboxResult:
-        """The reference solution (``solution``: a step's own) on ``workspace``."""
+        """The reference solution (``solution``: a step's own; ``script``: an alternative under it,
+        run the same way) on ``workspace``."""
         timeout = timeout_s or self.config(task).agent.timeout_sec
         return self.run_in_environment(
             task,
-            ["bash", "/solution/solve.sh"],
+            ["bash", f"/solution/{script}"],
             [
                 # the oracle sees the skill where the agent does (the image copies it to skills_dir)
                 *self._agent_mounts(task, workspace, task.skills),

@@ -21,7 +21,7 @@ from skillgym_core.contracts.skill import Annotation, SkillRecord
 from skillgym_core.contracts.task import AGENT_WORKDIR, TaskDir
 from skillgym_core.envbuild import EnvironmentBuildError, LocalVenvProvider, declared_requirements
 from skillgym_core.ids import hash_tree
-from skillgym_core.sandbox.base import Mount
+from skillgym_core.sandbox.base import Limits, Mount
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner, VerifierOutcome
 
@@ -70,7 +70,7 @@ class BuiltTask:
             ["bash", f"/solution/{script}"],
             mounts=[Mount(workspace, AGENT_WORKDIR, writable=True), Mount(self.task.solution, "/solution"),
                     *([Mount(self.task.skills, SKILLS_MOUNT)] if with_skill else []), *mounts],
-            workdir=AGENT_WORKDIR, env=env,
+            workdir=AGENT_WORKDIR, env=env, limits=Limits(wall_s=self.runner.config(self.task).agent.timeout_sec),
         )
         return result.ok, workspace
 

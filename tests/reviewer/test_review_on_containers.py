@@ -1,13 +1,18 @@
-"""A family whose tasks need a system package (git, installed by ``apt-get`` in the task's
-Dockerfile) is reviewed on the container sandbox: its image is built, and every gate (validity,
-probes, mutation, with the verifier confining the agent's repository as on every sandbox) runs in
-containers of it and approves the task."""
+"""Families whose tasks need a system package (git for git-forensics, nginx for a service triage
+whose skill runs ``nginx -t``; ``apt-get`` installs them in the task's Dockerfile) are reviewed
+on the container sandbox: the image is built, and every gate (validity, probes, mutation, with
+the verifier confining what the agent left as on every sandbox) runs in containers of it and
+approves the task."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from skillgym_builder.families.base import Family
+from skillgym_builder.families.service_triage import ServiceTriageFamily
+from skillgym_builder.skillcard import SkillCard
 from skillgym_core.contracts.events import EnvBuilt
 from skillgym_core.envbuild import LocalVenvProvider
 from skillgym_core.sandbox.container.backend import ContainerSandbox
@@ -16,15 +21,26 @@ from skillgym_reviewer.settings import ReviewerSettings
 
 from tests.builder.family_support import build, card_for
 from tests.builder.test_family_git_forensics import FAMILY
+from tests.builder.test_family_service_triage import KNOBS as TRIAGE_KNOBS
+from tests.builder.test_family_service_triage import triage_card
 from tests.support.podman import PodmanService
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.deferred_service]
 
 
-def test_a_family_with_system_packages_is_reviewed_in_its_image(podman: PodmanService, tmp_path: Path) -> None:
-    built = build(FAMILY, card_for("git-commit-etiquette", "version-control"), {}, tmp_path / "built",
-                  LocalVenvProvider(tmp_path / "venvs"))
-    assert "apt-get install -y --no-install-recommends git" in (built.task.root / "environment/Dockerfile").read_text()
+CASES: dict[str, tuple[Family, Callable[[], SkillCard], dict[str, float]]] = {
+    "git": (FAMILY, lambda: card_for("git-commit-etiquette", "version-control"), {}),
+    "nginx": (ServiceTriageFamily(), triage_card, TRIAGE_KNOBS),
+}
+
+
+@pytest.mark.parametrize("package", sorted(CASES))
+def test_a_family_with_system_packages_is_reviewed_in_its_image(podman: PodmanService, tmp_path: Path,
+                                                                package: str) -> None:
+    family, card, knobs = CASES[package]
+    built = build(family, card(), knobs, tmp_path / "built", LocalVenvProvider(tmp_path / "venvs"))
+    dockerfile = (built.task.root / "environment/Dockerfile").read_text()
+    assert f"apt-get install -y --no-install-recommends {package}" in dockerfile
     sandbox = ContainerSandbox(engine_url=podman.url)
     settings = ReviewerSettings(sandbox="container", container_engine_url=podman.url, env_cache=tmp_path / "cache")
     (tmp_path / "scratch").mkdir()
@@ -38,6 +54,6 @@ def test_a_family_with_system_packages_is_reviewed_in_its_image(podman: PodmanSe
         reviewer.close()
         sandbox.client.close()
     gates = {gate.gate: gate for gate in report.gates}
-    assert report.approved, report.model_dump()
+    assert report.approved, [gate.model_dump() for gate in report.gates]
     assert {"validity", "too_lax_probes", "too_strict_probes", "mutation"} <= set(gates)
     assert report.mutation is not None and report.mutation["killed"] >= report.mutation["tried"] - 2

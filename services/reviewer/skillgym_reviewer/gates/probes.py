@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillgym_core.contracts.task import AGENT_WORKDIR, TaskDir
+from skillgym_core.contracts.task import TaskDir
 from skillgym_core.envbuild import EnvironmentBuildError
-from skillgym_core.sandbox.base import Mount
 from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.sandbox.workspace import safe_copy_tree
-from skillgym_core.taskrun import SKILLS_MOUNT, TaskRunner, VerifierOutcome, agent_logs_dir
+from skillgym_core.taskrun import TaskRunner, VerifierOutcome, agent_logs_dir
 
 from skillgym_reviewer.gates.forgery import code_files, plant_edit, wrote_the_verdict
 from skillgym_reviewer.gates.pool import default_workers, parallel_map
@@ -256,18 +255,12 @@ class Prober:
 
     def run_alternative(self, script: Path) -> tuple[bool, str]:
         rel = script.relative_to(self.task.solution).as_posix()
-        try:  # the task's environment, as for the reference solution (built by the environment gate)
-            extra_mounts, env = self.runner.environment_extras(self.task)
-        except EnvironmentBuildError as exc:
-            return False, f"alternative {rel} did not run: environment build failed ({exc.reason})"
         workspace = self.runner.fresh_workspace(self.task, self.workdir)
-        mounts = [Mount(workspace, AGENT_WORKDIR, writable=True), Mount(self.task.solution, "/solution")]
-        if self.task.skills.is_dir():
-            mounts.append(Mount(self.task.skills, SKILLS_MOUNT))
         try:
-            result = self.runner.sandbox.run(
-                ["bash", f"/solution/{rel}"], mounts=[*mounts, *extra_mounts], workdir=AGENT_WORKDIR, env=env
-            )
+            try:  # as the reference solution runs: its environment, workdir, limits and time
+                result = self.runner.run_solution(self.task, workspace, script=rel)
+            except EnvironmentBuildError as exc:
+                return False, f"alternative {rel} did not run: environment build failed ({exc.reason})"
             if not result.ok:
                 return False, f"alternative {rel} did not run ({result.outcome.value}, exit {result.exit_code})"
             outcome = self.runner.verify(self.task, workspace)
