@@ -1,11 +1,12 @@
 """Forged inputs for the tamper probe: the reference solution must still be able to read them,
-so a settings file has a value changed rather than a key dropped."""
+so a settings file has a value changed rather than a key dropped. Wrong answers for the lax
+probes change a line that carries content."""
 
 from __future__ import annotations
 
 import json
 
-from skillgym_reviewer.gates.probes import changed_inputs
+from skillgym_reviewer.gates.probes import changed_inputs, mutations
 
 
 def test_a_settings_file_gets_a_value_changed_and_keeps_its_keys() -> None:
@@ -21,3 +22,11 @@ def test_a_data_file_loses_a_record_the_last_then_one_from_the_middle() -> None:
     assert variants[0] == b"id,n\na,1\nb,2\nc,3\n"
     assert len(variants) == 2 and variants[1].count(b"\n") == 4 and variants[1] != variants[0]
     assert changed_inputs("names.json", b'["a", "b"]') == [b'["a"]']
+
+
+def test_a_page_is_mutated_on_a_line_with_content_not_on_its_closing_tags() -> None:
+    page = b"<html>\n<body>\n<script>\ndraw();\n</script>\n</body>\n</html>\n"
+    variants = dict(mutations("art/piece.html", page))
+    assert variants["drop-line"] == b"<html>\n<body>\n<script>\n</script>\n</body>\n</html>\n"
+    assert b";)(ward @@ altered" in variants["corrupt-line"]
+    assert mutations("closing.html", b"</div>\n</html>\n") == []

@@ -5,6 +5,7 @@ re-formattings of the reference answers must pass."""
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,9 @@ from skillgym_reviewer.gates.validity import Evidence, changed_files, checker_cr
 from skillgym_reviewer.report import GateResult
 
 MAX_PROBE_FILES = 6
+# a line that only closes a markup element: HTML parsers close it themselves, so dropping or
+# garbling it changes nothing a fair verifier looks at
+CLOSING_TAG = re.compile(r"^\s*(?:</[A-Za-z][\w:.-]*\s*>\s*)+$")
 FORGED_BY_CODE = "forged-by-code"
 COPY_MAX_BYTES, COPY_MAX_FILES = 256 * 1024 * 1024, 20000
 Edit = Callable[[Path], None]
@@ -128,11 +132,13 @@ def mutations(rel: str, data: bytes) -> list[tuple[str, bytes]]:
         parsed = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError):
         lines = data.decode("utf-8", "replace").splitlines()
-        content = [i for i, line in enumerate(lines) if line.strip()]
+        content = [i for i, line in enumerate(lines) if line.strip() and not CLOSING_TAG.match(line)]
         if not content:
             return []
         corrupted = list(lines)
-        corrupted[content[-1]] = corrupted[content[-1]][::-1] + " altered"
+        # "@@" breaks the line's syntax in code too: a garbled line that still parses (a
+        # JavaScript expression statement after hoisted functions) can leave a program whole
+        corrupted[content[-1]] = corrupted[content[-1]][::-1] + " @@ altered"
         dropped = [line for i, line in enumerate(lines) if i != content[-1]]
         return [("corrupt-line", "\n".join(corrupted).encode() + b"\n"), ("drop-line", "\n".join(dropped).encode() + b"\n")]
     changed, _ = _first_leaf(parsed, _corrupt_scalar)
