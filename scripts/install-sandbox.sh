@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs bubblewrap, the local sandbox every task phase runs in, and the system programs the
-# task families install into their images (git, nginx), which the local sandbox takes from the
-# host. No service is started: nginx is there for `nginx -t`. Idempotent.
+# task families install into their images (git, nginx, chromium), which the local sandbox takes
+# from the host. No service is started: nginx is there for `nginx -t`, Chromium runs headless.
+# Idempotent.
 set -euo pipefail
-declare -A program_of=([bubblewrap]=bwrap [git]=git [nginx]=nginx)
+declare -A program_of=([bubblewrap]=bwrap [git]=git [nginx]=nginx [chromium]=chromium)
 # the sandbox's PATH has the sbin directories even where the caller's does not
 have() { PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" command -v "$1" >/dev/null 2>&1; }
 missing=()
-for package in bubblewrap git nginx; do
+for package in bubblewrap git nginx chromium; do
     have "${program_of[$package]}" || missing+=("$package")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then

@@ -82,14 +82,15 @@ def _cmd_families(args: argparse.Namespace) -> int:
         return 0
     table = Table(title="Task families")
     table.add_column("family", no_wrap=True)
-    for column in ("category", "subcategories", "knobs (levels)", "python", "binaries"):
+    for column in ("category", "subcategories", "knobs (levels)", "python", "binaries", "browser"):
         table.add_column(column)
     for family in families:
         deps = family["dependencies"]
         knobs = ", ".join(f"{k['name']} {'/'.join(f'{v:g}' for v in k['levels'])}" for k in family["knobs"])
         binaries = ", ".join(deps["binaries"] + [f"({b})" for b in deps["optional_binaries"]])
         python = ", ".join(deps["python"]) or "standard library"
-        table.add_row(family["id"], family["category"], ", ".join(family["subcategories"]), knobs, python, binaries)
+        table.add_row(family["id"], family["category"], ", ".join(family["subcategories"]), knobs, python, binaries,
+                      ", ".join(deps.get("web", [])))
     console.print(table)
     return 0
 

@@ -1,5 +1,6 @@
 """Families whose tasks need a system package (git for git-forensics, nginx for a service triage
-whose skill runs ``nginx -t``; ``apt-get`` installs them in the task's Dockerfile) are reviewed
+whose skill runs ``nginx -t``, Chromium for a p5.js artwork; ``apt-get`` installs them in the
+task's Dockerfile) are reviewed
 on the container sandbox: the image is built, and every gate (validity, probes, mutation, with
 the verifier confining what the agent left as on every sandbox) runs in containers of it and
 approves the task."""
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from skillgym_builder.families.base import Family
+from skillgym_builder.families.image_compose import ImageComposeFamily
 from skillgym_builder.families.service_triage import ServiceTriageFamily
 from skillgym_builder.skillcard import SkillCard
 from skillgym_core.contracts.events import EnvBuilt
@@ -21,6 +23,7 @@ from skillgym_reviewer.settings import ReviewerSettings
 
 from tests.builder.family_support import build, card_for
 from tests.builder.test_family_git_forensics import FAMILY
+from tests.builder.test_family_image_compose_p5 import KNOBS as P5_KNOBS
 from tests.builder.test_family_service_triage import KNOBS as TRIAGE_KNOBS
 from tests.builder.test_family_service_triage import triage_card
 from tests.support.podman import PodmanService
@@ -31,6 +34,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.deferred_se
 CASES: dict[str, tuple[Family, Callable[[], SkillCard], dict[str, float]]] = {
     "git": (FAMILY, lambda: card_for("git-commit-etiquette", "version-control"), {}),
     "nginx": (ServiceTriageFamily(), triage_card, TRIAGE_KNOBS),
+    "chromium": (ImageComposeFamily(), lambda: card_for("p5-tiles", "generative-art"), P5_KNOBS),
 }
 
 

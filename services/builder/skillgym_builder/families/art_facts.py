@@ -44,3 +44,15 @@ def installed_conventions() -> dict[str, object]:
     if found is None:
         raise SystemExit("the installed skill states no canvas size and default seed")
     return found
+
+
+def load_brief(task: dict[str, object]) -> dict[str, object]:
+    """The brief a solution works from: ``art/brief.json``, with the canvas size and default seed
+    of the installed skill where the task says they come from it."""
+    import json
+
+    with open(str(task["brief"]), encoding="utf-8") as handle:
+        brief: dict[str, object] = json.load(handle)
+    if task.get("skill"):
+        brief.update({k: v for k, v in installed_conventions().items() if k != "lines"})
+    return brief

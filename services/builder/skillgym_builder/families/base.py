@@ -43,6 +43,10 @@ class DependencySet(BaseModel):
     build_python: list[str] = Field(default_factory=list, description="needed to render the inputs")
     binaries: list[str] = Field(default_factory=list, description="system programs the task cannot do without")
     optional_binaries: list[str] = Field(default_factory=list, description="used when present")
+    web: list[str] = Field(
+        default_factory=list,
+        description="browser libraries (npm name@version) shipped as input files to skills written for them",
+    )
 
 
 class FitRules(BaseModel):

@@ -105,7 +105,8 @@ def assess(
     if missing:
         return no("missing_binaries", f"{spec.id} needs {', '.join(missing)}, which this builder lacks")
     own = skill_main_libraries(evidence.packages, evidence.text)
-    built_on = family_libraries(spec.fit.packages, spec.dependencies.python, spec.dependencies.skill_extras)
+    built_on = family_libraries(spec.fit.packages, spec.dependencies.python, spec.dependencies.skill_extras,
+                                spec.dependencies.web)
     if own and not skill_libraries(evidence.packages, evidence.text) & built_on:
         libraries = ", ".join(sorted(own)[:5])
         return no("skill_library_elsewhere", f"the skill is about {libraries}, none of which {spec.id}'s tasks "

@@ -2,10 +2,13 @@
 with Pillow (odd modes, a truncated file, decoys) become thumbnails, a contact sheet and extracted
 frames the verifier recomputes with Pillow. Generative: a seeded sketch the verifier runs as
 untrusted code with hidden seeds (reproducible, seed-dependent, on palette, non-trivial), at the
-canvas size and default seed the skill prescribes."""
+canvas size and default seed the skill prescribes. A skill written for p5.js gets its sketch as a
+p5.js page, with the version of p5.js the skill loads among the inputs; the verifier opens the page
+in headless Chromium."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from importlib import resources
@@ -13,10 +16,13 @@ from typing import Any
 
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families.art_facts import read_conventions
+from skillgym_builder.families.art_instructions import generative_instruction, processing_instruction
 from skillgym_builder.families.base import Fit, SkillClaim, family_text, load_family_spec
 from skillgym_builder.families.common import agent_solution, requirements, rubric, source, verifier_files
 from skillgym_builder.families.evidence import SkillEvidence, assess
+from skillgym_builder.families.libraries import web_libraries
 from skillgym_builder.families.render import RenderJob
+from skillgym_builder.families.web_assets import WebAsset, WebAssetError, fetch
 from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import TemplateOutput
 
@@ -24,11 +30,32 @@ FAMILY_ID = "image-compose"
 SUBJECTS = ["harbor", "orchard", "quarry", "meadow", "canyon", "glacier", "market", "lighthouse", "vineyard",
             "bridge", "dunes", "terrace"]
 MODES = ["RGBA", "P", "LA", "L"]
+P5_PATH = "lib/p5.min.js"
+PAGE = "art/piece.html"
+BROWSER_PACKAGE = "chromium"
 
 
 def helper() -> dict[str, str]:
     text = resources.files("skillgym_builder.families").joinpath("art_facts.py").read_text(encoding="utf-8")
     return {"artfacts.py": text}
+
+
+def p5_library(card: SkillCard, default: str) -> tuple[WebAsset | None, bytes, str]:
+    """(asset, its bytes, why not) for a skill written for p5.js: the version the skill loads,
+    else the family's (``default``, ``p5@X.Y.Z``). No asset for other skills or when neither can
+    be fetched."""
+    wanted = web_libraries(card.skill_md)
+    if "p5" not in wanted:
+        return None, b"", "the skill is not written for p5.js"
+    versions = list(dict.fromkeys(v for v in (wanted["p5"], default.rsplit("@", 1)[1]) if v))
+    failures = []
+    for version in versions:
+        try:
+            asset = WebAsset("p5", version, "lib/p5.min.js")
+            return asset, fetch(asset), ""
+        except WebAssetError as exc:
+            failures.append(f"p5@{version}: {exc}")
+    return None, b"", "; ".join(failures)
 
 
 def _hex(rng: random.Random) -> str:
@@ -111,19 +138,21 @@ class ImageComposeFamily:
         items = rubric(self.spec, parts.pop("items"))
         task = parts.pop("task")
         run = f"python3 /tmp/work/{parts['name']} '{json.dumps(task)}'"
-        solve = agent_solution(card, inspect=parts["inspect"], helpers=helper(), script=source(FAMILY_ID, parts["script"]),
+        helpers = {**helper(), **parts.get("helpers", {})}
+        solve = agent_solution(card, inspect=parts["inspect"], helpers=helpers, script=source(FAMILY_ID, parts["script"]),
                                name=parts["name"], run=run)
-        alternative = agent_solution(card, inspect=parts["inspect"], helpers=helper(), name=parts["name"], run=run,
+        alternative = agent_solution(card, inspect=parts["inspect"], helpers=helpers, name=parts["name"], run=run,
                                      script=source(FAMILY_ID, parts["alternative"]))
         return TemplateOutput(
             instruction=parts["instruction"], workspace=parts["workspace"], protected=parts["protected"],
-            tests=verifier_files(self.spec, parts["expected"], items), solution_steps=[], solve_script=solve,
+            tests=verifier_files(self.spec, parts["expected"], items, parts.get("verifier_extra")), solution_steps=[],
+            solve_script=solve, system_packages=parts.get("system_packages", []),
             alternative_scripts={parts["alternative_name"]: alternative}, blueprint=self.spec.blueprint,
             params=parts["params"], requirements=parts["reqs"],
             equivalences={k: list(v) for k, v in self.spec.equivalences.items()},
             metadata={"skill_claim": parts["claim"].model_dump(), "skill_dependencies_skipped": parts["skipped"],
                       "rubric": [i.model_dump() for i in items], "instance_kind": parts["kind"],
-                      "render_jobs": len(parts["jobs"])},
+                      "render_jobs": len(parts["jobs"]), **parts.get("metadata", {})},
             render_jobs=parts["jobs"],
         )
 
@@ -141,7 +170,7 @@ class ImageComposeFamily:
             card, items=["images", "report", *(["composition"] if "contact_sheet" in spec else [])], task={"spec": "jobs/spec.json"},
             inspect=["cat jobs/spec.json", "ls -R photos anim 2>/dev/null || true"], script="solve_pillow.py",
             alternative="solve_numpy.py", alternative_name="numpy-arrays", name="process.py",
-            instruction=_processing_instruction(spec), workspace=workspace,
+            instruction=processing_instruction(spec), workspace=workspace,
             protected=sorted([*workspace, *produced]), expected=expected, claim=claim, skipped=skipped, reqs=reqs,
             params={"photos": len(params["photos"]), "kind": "processing"}, kind="processing", jobs=[job])
 
@@ -149,11 +178,13 @@ class ImageComposeFamily:
                     skipped: dict[str, str]) -> TemplateOutput:
         conventions = read_conventions(card.skill_md)
         brief = generative(rng, values, conventions)
+        asset, p5_bytes, no_p5 = p5_library(card, self.spec.dependencies.web[0])
+        draft, sketch = ("draft_piece.html", PAGE) if asset else ("draft_sketch.py", "art/sketch.py")
         workspace = {"art/brief.json": (json.dumps(brief, indent=2) + "\n").encode()}
         if values["distractor_files"]:
-            workspace["art/drafts/noise_test.py"] = source(FAMILY_ID, "draft_sketch.py").encode()
+            workspace[f"art/drafts/noise_test{'.html' if asset else '.py'}"] = source(FAMILY_ID, draft).encode()
         if values["error_recovery"]:
-            workspace["art/sketch.py"] = source(FAMILY_ID, "draft_sketch.py").encode()
+            workspace[sketch] = source(FAMILY_ID, draft).encode()
         full = {**brief, **({"canvas": conventions["canvas"], "default_seed": conventions["default_seed"]}
                             if conventions else {})}
         hidden = sorted(rng.sample(range(1000, 10**6), 3))
@@ -165,68 +196,22 @@ class ImageComposeFamily:
                                reason="the canvas size and the default seed come from the skill's conventions")
         else:
             claim = SkillClaim(claimed=False, reason="the skill states no canvas or default seed; the brief does")
+        medium: dict[str, Any] = {
+            "script": "solve_sketch.py", "alternative": "solve_sketch_numpy.py", "alternative_name": "numpy-cells",
+            "metadata": {"medium": "python", **({"p5_unavailable": no_p5} if "p5.js" not in no_p5 else {})}}
+        if asset:
+            workspace[P5_PATH] = p5_bytes
+            expected.update(medium="p5", library={"path": P5_PATH, "sha256": hashlib.sha256(p5_bytes).hexdigest(),
+                                                  "package": f"{asset.package}@{asset.version}"})
+            medium = {"script": "solve_p5.py", "alternative": "solve_p5_instance.py", "alternative_name": "instance-mode",
+                      "helpers": {"p5kit.py": source(FAMILY_ID, "p5kit.py")}, "system_packages": [BROWSER_PACKAGE],
+                      "verifier_extra": {"p5_render.py": source(FAMILY_ID, "p5_render.py").encode()},
+                      "metadata": {"medium": "p5", "web_libraries": {P5_PATH: f"{asset.package}@{asset.version}"}}}
+        instruction = generative_instruction(card, brief, conventions is not None, bool(values["error_recovery"]), asset)
         return self._output(
             card, items=["reproducible", "constraints", "gallery"],
             task={"brief": "art/brief.json", "skill": conventions is not None},
-            inspect=["cat art/brief.json", "ls -R art"], script="solve_sketch.py", alternative="solve_sketch_numpy.py",
-            alternative_name="numpy-cells", name="make_sketch.py",
-            instruction=_generative_instruction(card, brief, conventions is not None, bool(values["error_recovery"])),
-            workspace=workspace, protected=sorted(p for p in workspace if p != "art/sketch.py"), expected=expected,
+            inspect=["cat art/brief.json", "ls -R art"], name="make_sketch.py", instruction=instruction,
+            workspace=workspace, protected=sorted(p for p in workspace if p != sketch), expected=expected,
             claim=claim, skipped=skipped, reqs=reqs, params={"gallery": len(brief["gallery"]), "kind": "generative"},
-            kind="generative", jobs=[])
-
-
-def _processing_instruction(spec: dict[str, Any]) -> str:
-    thumbs = spec["thumbnails"]
-    steps = [f"- a thumbnail of every readable image in `/app/photos/` (not its subfolders) as `/app/out/thumbs/<name "
-             f"without extension>.jpg`: an RGB JPEG (quality 85 or better) that fits in {thumbs['box'][0]}x{thumbs['box'][1]} "
-             "keeping the aspect ratio (never enlarged); transparency is flattened onto white;"]
-    if "contact_sheet" in spec:
-        sheet = spec["contact_sheet"]
-        steps.append(f"- `/app/{sheet['file']}`: the thumbnails in name order on a grid of {sheet['columns']} columns, "
-                     f"each centred in a {sheet['cell'][0]}x{sheet['cell'][1]} cell, cells and edges separated by "
-                     f"{sheet['padding']} px of {sheet['background']}; an RGB PNG just large enough for the grid;")
-    if "frames" in spec:
-        steps.append("- every frame of `/app/anim/loader.gif` as an RGB PNG `/app/out/frames/frame_001.png`, "
-                     "`frame_002.png`, ... in order;")
-    return f"""# Process the photo batch
-
-`/app/jobs/spec.json` describes this batch. Produce:
-
-{chr(10).join(steps)}
-- `/app/out/report.json`: `{{"thumbnails": {{"<name>": [width, height]}}, "skipped": ["photos/<file>", ...]{
-    ', "frames": {"count": <n>, "durations_ms": [...]}' if "frames" in spec else ""}}}`, where `skipped` lists
-  the images that cannot be decoded.
-
-Do not modify the inputs.
-"""
-
-
-def _generative_instruction(card: SkillCard, brief: dict[str, Any], from_skill: bool, starter: bool) -> str:
-    where = (f"at the canvas size the `{card.name}` skill in your skills directory uses, and falls back to that skill's "
-             "default seed when `--seed` is not given" if from_skill else
-             "at the canvas size and with the default seed (when `--seed` is not given) that the brief names")
-    density = ("\n- accepts `--density D` (0 to 1, default 0.5): at 0.8 the covered share is at least 0.1 above "
-               "the share at 0.2 for the same seed;" if brief["density"] else "")
-    sheet = (f"\n\nAlso write `/app/{brief['sheet']['file']}`: the gallery images in seed order on a grid of "
-             f"{brief['sheet']['columns']} columns, each scaled to fit and centred in a {brief['sheet']['cell'][0]}x"
-             f"{brief['sheet']['cell'][1]} cell, cells and edges {brief['sheet']['padding']} px apart, on the "
-             "background colour; an RGB PNG just large enough for the grid." if "sheet" in brief else "")
-    fix = ("\nThe existing `/app/art/sketch.py` is a draft that does not meet this; replace it." if starter else "")
-    return f"""# A seeded generative sketch
-
-Write `/app/art/sketch.py`, a Python program (Pillow and numpy are installed) run as
-`python3 art/sketch.py --seed N --out PATH` that writes a PNG artwork to `PATH`. `/app/art/brief.json` holds
-the palette (its first colour is the background), the coverage window and the gallery seeds. The program:
-
-- draws {where};
-- is reproducible: the same seed always gives a byte-identical file, and different seeds give clearly
-  different images;
-- uses only palette colours (every pixel exactly one of them, no anti-aliasing or blending) and at least
-  `min_colors` of them;
-- covers a share of the canvas with non-background pixels inside the `coverage` window;{density}
-- uses no network, clock or other outside state, and finishes within 20 seconds.
-{fix}
-Render every gallery seed to `/app/out/gallery/seed-<seed>.png`.{sheet} The checker runs your program with
-other seeds too.
-"""
+            kind="generative", jobs=[], **medium)

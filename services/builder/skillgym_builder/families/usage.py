@@ -1,6 +1,7 @@
 """How an instance's reference solution uses the skill, recorded in ``[metadata] skill_usage``:
 it runs one of the skill's own scripts, imports (or ``python -m`` runs) the library the skill is
-about (a package the skill names that the task installs), runs an external program the skill
+about (a package the skill names that the task installs; for a browser library, one the task ships
+and the solution's page loads), runs an external program the skill
 uses, reads facts only the skill states, or none of these.
 
 The corpus benchmark counts tasks by this label; it is read from the solution text itself, so
@@ -16,7 +17,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from skillgym_builder.families.evidence import SCRIPT_SUFFIXES, SkillEvidence
-from skillgym_builder.families.libraries import import_name, imported_modules
+from skillgym_builder.families.libraries import WEB_PREFIX, import_name, imported_modules, web_libraries, web_library
 from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import TemplateOutput
 
@@ -41,13 +42,13 @@ def _names(text: str, distribution: str) -> bool:
 
 
 def skill_libraries(card: SkillCard) -> set[str]:
-    """Import names of the libraries the skill is about: its declared and imported packages and
-    the modules its own examples import (standard-library modules are filtered by the caller,
-    which only counts what the task installs)."""
+    """Import names of the libraries the skill is about: its declared and imported packages, the
+    modules its own examples import (standard-library modules are filtered by the caller, which
+    only counts what the task installs) and ``js:<name>`` for the browser libraries it loads."""
     evidence = SkillEvidence.of(card)
     names = {import_name(p) for p in evidence.packages}
     names |= set(imported_modules(card.skill_md))
-    return names
+    return names | {WEB_PREFIX + name for name in web_libraries(card.skill_md)}
 
 
 def skill_usage(card: SkillCard, output: TemplateOutput, family_programs: Collection[str] = ()) -> dict[str, Any]:
@@ -65,6 +66,11 @@ def skill_usage(card: SkillCard, output: TemplateOutput, family_programs: Collec
     imported = imported_modules(solve) | set(_MODULE_RUN.findall(solve))
     named = skill_libraries(card) | {import_name(d) for d in distributions if _names(card.skill_md, d)}
     libraries = sorted(named & installed & imported)
+    # a browser library the task ships as an input file counts when the skill loads it and the
+    # solution's page does (it names the file's path)
+    shipped_web = output.metadata.get("web_libraries") or {}
+    libraries += sorted({web_library(package) for path, package in shipped_web.items() if path in solve}
+                        & skill_libraries(card))
     evidence = SkillEvidence.of(card)
     programs = evidence.binaries | (evidence.commands & set(family_programs))
     tools = sorted(programs & set(_COMMAND.findall(solve)))

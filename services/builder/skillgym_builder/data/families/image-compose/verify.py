@@ -1,7 +1,9 @@
 """Verifier for image-compose. Processing: thumbnails, contact sheet and GIF frames recomputed
 with Pillow from the protected inputs and compared with tolerances; the report exact. Generative:
 the agent's sketch runs confined (run_untrusted) with hidden seeds: byte-identical reruns,
-seed-dependent, exact palette, coverage window, default seed, density, and the gallery it wrote."""
+seed-dependent, exact palette, coverage window, default seed, density, and the gallery it wrote.
+A p5.js page (the medium of skills written for p5.js) is opened in Chromium instead, confined the
+same way (p5_render.py), and must also seed p5's generators with the seed it is given."""
 
 import io
 import json
@@ -166,6 +168,7 @@ def composition():
 WORK = tempfile.mkdtemp(prefix="art-check-")
 os.chmod(WORK, 0o777)
 RUNS = {}
+SEEDED = {}  # p5.js medium: run -> one p5 canvas, drawn with the run's seed given to randomSeed or noiseSeed
 # Renderings share one confined process (a Python start with Pillow and numpy costs about a second);
 # the repeat of the first hidden seed runs in a process of its own, so state that differs between
 # processes (hash order, the clock, leftovers in /tmp) shows up as a different file.
@@ -235,10 +238,25 @@ def render_all():
     collect((E["hidden"][0], None, "again"), again)
 
 
+def render_page_all():
+    """The p5.js medium: the solver's page opened in Chromium once per wanted run."""
+    from p5_render import library, page_text, render_page
+
+    text, p5_bytes = page_text(), library(E["library"]["path"], E["library"]["sha256"])
+    for seed, density, tag in [*wanted_runs(), (E["hidden"][0], None, "again")]:
+        query = "&".join([*([f"seed={seed}"] if seed is not None else []),
+                          *([f"density={density}"] if density is not None else [])])
+        drawn = render_page(text, p5_bytes, query, WORK)
+        RUNS[(seed, density, tag)] = drawn["png"] if drawn else None
+        want = E["default_seed"] if seed is None else seed
+        SEEDED[(seed, density, tag)] = bool(drawn) and drawn["canvases"] == 1 and any(
+            value == want for _, value in drawn["seeds"])
+
+
 def render(seed, density=None, tag=""):
     """Bytes the sketch wrote for ``seed`` (None: no --seed); None when it failed."""
     if not RUNS:
-        render_all()
+        render_page_all() if E.get("medium") == "p5" else render_all()
     return RUNS.get((seed, density, tag))
 
 
@@ -279,6 +297,10 @@ def reproducible():
     runs = [render(s) for s in E["hidden"]]
     if None in runs or again is None or again != runs[0]:
         print("the same seed did not give the same bytes")
+        return 0.0
+    if E.get("medium") == "p5" and not all(SEEDED.get(key) for key in [(s, None, "") for s in E["hidden"]]
+                                           + [(None, None, "")]):
+        print("the page did not seed p5's generators with the seed it was given, on one p5 canvas")
         return 0.0
     distinct = all(changed_share(a, b) >= 0.05 for i, a in enumerate(runs) for b in runs[i + 1:])
     default = render(None)
