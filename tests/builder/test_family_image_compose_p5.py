@@ -15,10 +15,10 @@ from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
 from tests.builder.family_support import BuiltTask, build, card_for
+from tests.builder.test_family_image_compose import GENERATIVE
 
 pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium (scripts/install-sandbox.sh)")
-KNOBS = {"record_count": 3, "noise_level": 0.5, "distractor_files": 1, "error_recovery": 1, "multi_step": 1,
-         "long_horizon": 2}
+KNOBS = GENERATIVE
 
 
 @pytest.fixture(scope="module")

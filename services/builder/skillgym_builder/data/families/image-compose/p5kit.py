@@ -57,3 +57,13 @@ def contact_sheet(files, spec, background):
         sheet.paste(tile, (pad + (index % columns) * (cw + pad) + (cw - tile.width) // 2,
                            pad + (index // columns) * (ch + pad) + (ch - tile.height) // 2))
     sheet.save(spec["file"], "PNG")
+
+
+def render_gallery(page, brief):
+    """Every gallery seed's canvas under out/gallery/, and the contact sheet when the brief asks."""
+    os.makedirs("out/gallery", exist_ok=True)
+    files = [f"out/gallery/seed-{seed}.png" for seed in brief["gallery"]]
+    for seed, path in zip(brief["gallery"], files, strict=True):
+        render(page, path, f"seed={seed}")
+    if "sheet" in brief:
+        contact_sheet(files, brief["sheet"], brief["background"])

@@ -4,7 +4,7 @@ import os
 import sys
 
 from artfacts import load_brief
-from p5kit import contact_sheet, render
+from p5kit import render_gallery
 
 TASK = json.loads(sys.argv[1])
 BRIEF = load_brief(TASK)
@@ -68,10 +68,5 @@ new p5((p) => {
 os.makedirs("art", exist_ok=True)
 with open("art/piece.html", "w", encoding="utf-8") as handle:
     handle.write(PAGE.replace("__CONFIG__", json.dumps(CONFIG)))
-os.makedirs("out/gallery", exist_ok=True)
-files = [f"out/gallery/seed-{seed}.png" for seed in BRIEF["gallery"]]
-for seed, path in zip(BRIEF["gallery"], files, strict=True):
-    render("art/piece.html", path, f"seed={seed}")
-if "sheet" in BRIEF:
-    contact_sheet(files, BRIEF["sheet"], BRIEF["background"])
-print(f"rendered {len(files)} seeds")
+render_gallery("art/piece.html", BRIEF)
+print(f"rendered {len(BRIEF['gallery'])} seeds")
