@@ -150,7 +150,10 @@ def reformattings(rel: str, data: bytes) -> list[tuple[str, bytes]]:
     try:
         parsed = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError):
-        text = data.decode("utf-8", "replace")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:  # an image, an archive: a newline is not formatting there
+            return []
         toggled = text.rstrip("\n") if text.endswith("\n") else text + "\n"
         return [("toggle-final-newline", toggled.encode())]
     return [
