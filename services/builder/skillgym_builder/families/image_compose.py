@@ -20,7 +20,7 @@ from skillgym_builder.families.art_instructions import generative_instruction, p
 from skillgym_builder.families.base import Fit, SkillClaim, family_text, load_family_spec
 from skillgym_builder.families.common import agent_solution, requirements, rubric, source, verifier_files
 from skillgym_builder.families.evidence import SkillEvidence, assess
-from skillgym_builder.families.libraries import web_libraries
+from skillgym_builder.families.libraries import web_libraries, web_library
 from skillgym_builder.families.render import RenderJob
 from skillgym_builder.families.web_assets import WebAsset, WebAssetError, fetch
 from skillgym_builder.skillcard import SkillCard
@@ -40,14 +40,14 @@ def helper() -> dict[str, str]:
     return {"artfacts.py": text}
 
 
-def p5_library(card: SkillCard, default: str) -> tuple[WebAsset | None, bytes, str]:
-    """(asset, its bytes, why not) for a skill written for p5.js: the version the skill loads,
-    else the family's (``default``, ``p5@X.Y.Z``). No asset for other skills or when neither can
-    be fetched."""
+def p5_library(card: SkillCard, web: list[str]) -> tuple[WebAsset | None, bytes, str | None]:
+    """(asset, its bytes, why it could not be fetched) for a skill written for p5.js: the version
+    the skill loads, else the family's own (in ``web``, ``p5@X.Y.Z``). Nothing for other skills."""
     wanted = web_libraries(card.skill_md)
     if "p5" not in wanted:
-        return None, b"", "the skill is not written for p5.js"
-    versions = list(dict.fromkeys(v for v in (wanted["p5"], default.rsplit("@", 1)[1]) if v))
+        return None, b"", None
+    default = next(p.rsplit("@", 1)[1] for p in web if web_library(p) == "js:p5")
+    versions = list(dict.fromkeys(v for v in (wanted["p5"], default) if v))
     failures = []
     for version in versions:
         try:
@@ -178,7 +178,7 @@ class ImageComposeFamily:
                     skipped: dict[str, str]) -> TemplateOutput:
         conventions = read_conventions(card.skill_md)
         brief = generative(rng, values, conventions)
-        asset, p5_bytes, no_p5 = p5_library(card, self.spec.dependencies.web[0])
+        asset, p5_bytes, no_p5 = p5_library(card, self.spec.dependencies.web)
         draft, sketch = ("draft_piece.html", PAGE) if asset else ("draft_sketch.py", "art/sketch.py")
         workspace = {"art/brief.json": (json.dumps(brief, indent=2) + "\n").encode()}
         if values["distractor_files"]:
@@ -198,7 +198,7 @@ class ImageComposeFamily:
             claim = SkillClaim(claimed=False, reason="the skill states no canvas or default seed; the brief does")
         medium: dict[str, Any] = {
             "script": "solve_sketch.py", "alternative": "solve_sketch_numpy.py", "alternative_name": "numpy-cells",
-            "metadata": {"medium": "python", **({"p5_unavailable": no_p5} if "p5.js" not in no_p5 else {})}}
+            "metadata": {"medium": "python", **({"p5_unavailable": no_p5} if no_p5 else {})}}
         if asset:
             workspace[P5_PATH] = p5_bytes
             expected.update(medium="p5", library={"path": P5_PATH, "sha256": hashlib.sha256(p5_bytes).hexdigest(),
