@@ -205,7 +205,7 @@ class ImageComposeFamily:
                                                   "package": f"{asset.package}@{asset.version}"})
             medium = {"script": "solve_p5.py", "alternative": "solve_p5_instance.py", "alternative_name": "instance-mode",
                       "helpers": {"p5kit.py": source(FAMILY_ID, "p5kit.py")}, "system_packages": [BROWSER_PACKAGE],
-                      "verifier_extra": {"p5_render.py": source(FAMILY_ID, "p5_render.py").encode()},
+                      "verifier_extra": {name: source(FAMILY_ID, name).encode() for name in ("p5_render.py", "p5_browser.py")},
                       "metadata": {"medium": "p5", "web_libraries": {P5_PATH: f"{asset.package}@{asset.version}"}}}
         instruction = generative_instruction(card, brief, conventions is not None, bool(values["error_recovery"]), asset)
         return self._output(

@@ -3,15 +3,16 @@ fresh folder beside the verifier's own copy of p5.js, with a probe inserted righ
 p5.js script, and opened in headless Chromium without the verifier's rights (run_untrusted).
 The probe records the values given to p5's randomSeed and noiseSeed (global and instance mode
 both go through p5's prototype) and, once the sketch has drawn, writes the canvas as a data URL
-into the document under an id only this run knows; Chromium prints the document."""
+into the document under an id only this run knows, which p5_browser.py reads back. All the
+openings of one check share one confined Chromium, each in a browser context of its own."""
 
 import base64
 import hashlib
-import html
 import json
 import os
 import re
 import secrets
+import shutil
 import tempfile
 
 from checks import app_path, run_untrusted
@@ -38,11 +39,6 @@ PROBE = """<script>
   }, 3000));
 })();
 </script>"""
-CHROMIUM = ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-            "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
-            "--virtual-time-budget=10000", "--dump-dom"]
-
-
 def page_text():
     """The solver's page, if it is one the checker can open: a regular file under the size limit
     that loads p5.js once, from the task's copy, and no other script file."""
@@ -65,9 +61,8 @@ def library(rel, sha256):
     return data
 
 
-def render_page(text, p5_bytes, query, work):
-    """``{"png", "seeds", "canvases"}`` for the page opened with ``?query``; None when it drew nothing."""
-    token = secrets.token_hex(12)
+def _page_copy(text, p5_bytes, token, work):
+    """A fresh folder with the page (the probe inserted after p5.js) beside the verifier's p5.js."""
     root = tempfile.mkdtemp(prefix="page-", dir=work)
     os.makedirs(os.path.join(root, "art"))
     os.makedirs(os.path.join(root, "lib"))
@@ -76,17 +71,54 @@ def render_page(text, p5_bytes, query, work):
     probe = PROBE.replace("__ID__", token)
     with open(os.path.join(root, "art", "piece.html"), "w", encoding="utf-8") as handle:
         handle.write(P5_TAG.sub(lambda m: m.group(0) + probe, text, count=1))
-    profile = os.path.join(root, "profile")
-    url = f"file://{root}/art/piece.html" + (f"?{query}" if query else "")
-    done = run_untrusted(["env", f"HOME={profile}", *CHROMIUM, f"--user-data-dir={profile}", url], timeout=60,
-                         writable=("/tmp",))
-    found = re.search(rf'<pre id="{token}">(.*?)</pre>', done.stdout, re.S)
-    if not found:
-        print(f"no drawing for ?{query}: {done.stderr.strip()[-300:]}")
+    return root
+
+
+def _drawing(query, state_text):
+    if state_text is None:
+        print(f"no drawing for ?{query}")
         return None
-    state = json.loads(html.unescape(found.group(1)))
-    canvas = state.get("canvas") or ""
-    if not canvas.startswith(PNG_URL):
+    try:
+        state = json.loads(state_text)
+        canvas = state.get("canvas") or ""
+        seeds, canvases = state["seeds"], state["canvases"]
+    except (ValueError, TypeError, KeyError, AttributeError):
+        print(f"an unreadable probe record for ?{query}")
+        return None
+    if not isinstance(seeds, list) or not isinstance(canvases, int):
+        print(f"an unreadable probe record for ?{query}")
+        return None
+    if not isinstance(canvas, str) or not canvas.startswith(PNG_URL):
         print(f"no p5 canvas for ?{query}")
         return None
-    return {"png": base64.b64decode(canvas[len(PNG_URL):]), "seeds": state["seeds"], "canvases": state["canvases"]}
+    return {"png": base64.b64decode(canvas[len(PNG_URL):]), "seeds": seeds, "canvases": canvases}
+
+
+def render_pages(text, p5_bytes, queries, work):
+    """``{"png", "seeds", "canvases"}`` (None when it drew nothing) for the page opened with each
+    ``?query``: every opening in a fresh copy of the page and a browser context of its own, all in
+    one confined Chromium."""
+    jobs = []
+    for query in queries:
+        token = secrets.token_hex(12)
+        root = _page_copy(text, p5_bytes, token, work)
+        jobs.append({"url": f"file://{root}/art/piece.html" + (f"?{query}" if query else ""), "token": token})
+    batch = tempfile.mkdtemp(prefix="browser-", dir=work)
+    driver = os.path.join(batch, "p5_browser.py")
+    shutil.copyfile(os.path.join(os.path.dirname(os.path.abspath(__file__)), "p5_browser.py"), driver)
+    with open(os.path.join(batch, "jobs.json"), "w", encoding="utf-8") as handle:
+        json.dump(jobs, handle)
+    profile = os.path.join(batch, "profile")
+    os.makedirs(profile)
+    done = run_untrusted(["python3", driver, os.path.join(batch, "jobs.json"), profile],
+                         timeout=30 + 20 * len(jobs), writable=("/tmp",))
+    texts = {}
+    for line in done.stdout.splitlines():
+        try:
+            record = json.loads(line)
+            texts[record["token"]] = record["text"]
+        except (ValueError, TypeError, KeyError):
+            continue
+    if done.returncode != 0 or len(texts) < len(jobs):
+        print(f"Chromium: exit {done.returncode}: {done.stderr.strip()[-300:]}")
+    return [_drawing(query, texts.get(job["token"])) for query, job in zip(queries, jobs, strict=True)]

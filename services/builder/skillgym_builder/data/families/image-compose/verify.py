@@ -239,18 +239,26 @@ def render_all():
 
 
 def render_page_all():
-    """The p5.js medium: the solver's page opened in Chromium once per wanted run."""
-    from p5_render import library, page_text, render_page
+    """The p5.js medium: the solver's page opened in Chromium once per wanted run; the repeat of
+    the first hidden seed in a browser of its own, as the Python medium's repeat is a process of
+    its own."""
+    from p5_render import library, page_text, render_pages
 
     text, p5_bytes = page_text(), library(E["library"]["path"], E["library"]["sha256"])
-    for seed, density, tag in [*wanted_runs(), (E["hidden"][0], None, "again")]:
-        query = "&".join([*([f"seed={seed}"] if seed is not None else []),
-                          *([f"density={density}"] if density is not None else [])])
-        drawn = render_page(text, p5_bytes, query, WORK)
+    runs = wanted_runs()
+    again = (E["hidden"][0], None, "again")
+
+    def query(seed, density):
+        return "&".join([*([f"seed={seed}"] if seed is not None else []),
+                         *([f"density={density}"] if density is not None else [])])
+
+    drawings = render_pages(text, p5_bytes, [query(seed, density) for seed, density, _ in runs], WORK)
+    drawings += render_pages(text, p5_bytes, [query(again[0], None)], WORK)
+    for (seed, density, tag), drawn in zip([*runs, again], drawings, strict=True):
         RUNS[(seed, density, tag)] = drawn["png"] if drawn else None
         want = E["default_seed"] if seed is None else seed
         SEEDED[(seed, density, tag)] = bool(drawn) and drawn["canvases"] == 1 and any(
-            value == want for _, value in drawn["seeds"])
+            isinstance(pair, list) and len(pair) == 2 and pair[1] == want for pair in drawn["seeds"])
 
 
 def render(seed, density=None, tag=""):
