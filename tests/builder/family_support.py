@@ -9,10 +9,12 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from skillgym_builder.families.base import Family
+from skillgym_builder.families.common import load_helper
 from skillgym_builder.families.render import RenderError
 from skillgym_builder.family_build import FamilyMaterialiser, FamilyPlan
 from skillgym_builder.package import BuildInfo
@@ -109,6 +111,82 @@ def build(family: Family, card: Any, knobs: dict[str, float], dest: Path, provid
             raise
         pytest.skip(f"task environment cannot be built here: {exc}")
     return BuiltTask(task, TaskRunner(sandbox, environment=provider, judge=None), scratch)
+
+
+def solution_helper(family_id: str, name: str, skill_md: Path) -> dict[str, Any]:
+    """Helper module ``name`` as the reference solutions import it, with ``skill_md`` as the
+    installed skill its SKILL.md reader finds."""
+    namespace = load_helper(family_id, name)
+    reader = next(value.__globals__ for value in namespace.values()
+                  if callable(value) and getattr(value, "__module__", None) == "skill_text")
+    reader["glob"] = SimpleNamespace(glob=lambda pattern: [str(skill_md)])
+    return namespace
+
+
+def assert_reviewer_approves(tmp_path: Path, provider: LocalVenvProvider, family_id: str,
+                             skill_dir: Path | None = None) -> None:
+    """The family's task for ``skill_dir`` (default: the family's seed skill), built by the builder
+    service at medium difficulty, passes every reviewer gate (validity, leakage, lax and strict
+    probes, mutation, declared equivalences) with its environment built for real."""
+    from skillgym_builder import BuilderService, BuilderSettings
+    from skillgym_builder.families import registry
+    from skillgym_builder.families.seeds import seed_skill_dir
+    from skillgym_core.contracts.events import EnvBuilt, EnvReviewed
+    from skillgym_reviewer import ReviewerService, ReviewerSettings
+
+    from tests.builder.skills import make_context, put_skill, wrap
+
+    ctx = make_context(tmp_path)
+    spec = registry().get(family_id).spec
+    builder = BuilderService(ctx, BuilderSettings(env_cache=provider.cache_dir, family_difficulty="medium"))
+    subcategory = spec.subcategories[0] if spec.subcategories else "data-analysis"
+    skill = put_skill(ctx.store, skill_dir or seed_skill_dir(family_id), subcategory=subcategory, category=spec.category)
+    built = builder.handle(wrap(skill))
+    assert len(built) == 1 and isinstance(built[0], EnvBuilt) and built[0].template == family_id
+    reviewed = ReviewerService(ctx, ReviewerSettings(env_cache=provider.cache_dir)).handle(wrap(built[0]))[0]
+    assert isinstance(reviewed, EnvReviewed)
+    assert reviewed.approved, reviewed.reasons
+
+
+def assert_weakened_verifier_rejected(tmp_path: Path, provider: LocalVenvProvider, family_id: str,
+                                      item: str | None = None) -> None:
+    """The family's task for its seed skill, its verifier weakened by making rubric item ``item``
+    always pass (None: an item picked from those the instance scores, at a position that differs
+    between families), is rejected by the reviewer as too lax, the mutation gate naming the item.
+    A check that always passes never fails a mutant, so a few mutants are enough to expose it."""
+    from skillgym_builder import BuilderService, BuilderSettings
+    from skillgym_builder.families import registry
+    from skillgym_builder.families.seeds import seed_skill_dir
+    from skillgym_core.contracts.events import EnvBuilt
+    from skillgym_core.sandbox.workspace import safe_copy_tree
+    from skillgym_reviewer import ReviewerSettings, review_task_dir
+
+    from tests.builder.skills import make_context, put_skill, wrap
+    from tests.reviewer.weaken import rubric_items, weaken_runner
+
+    ctx = make_context(tmp_path / "context")
+    spec = registry().get(family_id).spec
+    skill = put_skill(ctx.store, seed_skill_dir(family_id), category=spec.category,
+                      subcategory=spec.subcategories[0] if spec.subcategories else "data-analysis")
+    settings = BuilderSettings(env_cache=provider.cache_dir, family_difficulty="medium", check_skill_dependence=False)
+    built = BuilderService(ctx, settings).handle(wrap(skill))[0]
+    assert isinstance(built, EnvBuilt) and built.template == family_id
+    task_root = tmp_path / family_id
+    with ctx.task_checkout(built.package_key) as task:
+        safe_copy_tree(task.root, task_root, max_bytes=64 * 1024 * 1024, max_files=5000)
+    scored = rubric_items(task_root)
+    if item is None:
+        item = scored[registry().ids().index(family_id) % len(scored)]
+    elif item not in scored:
+        pytest.skip(f"this instance of {family_id} does not score {item}")
+    weaken_runner(task_root, item)
+    review = ReviewerSettings(mutation_max_mutants=12, mutation_skip_steps=False, mutation_stale_inputs=0,
+                              mutation_llm_solutions=0, stability_reruns=0, env_cache=provider.cache_dir)
+    report = review_task_dir(task_root, review)
+    gates = {gate.gate: gate for gate in report.gates}
+    assert gates["validity"].passed, gates["validity"]
+    assert not report.passed and report.failure_type == "too_lax", report.reasons
+    assert item in gates["mutation"].details["unkilled_items"], gates["mutation"].details
 
 
 def read_json(workspace: Path, rel: str) -> Any:

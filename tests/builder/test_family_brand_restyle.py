@@ -17,7 +17,13 @@ from skillgym_builder.families.evidence import SkillEvidence, assess
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+)
 
 KNOBS = {"record_count": 8, "noise_level": 0.6, "distractor_files": 1, "multi_step": 1, "long_horizon": 3}
 CSS, HTML, SVG = "out/site/styles.css", "out/site/index.html", "out/charts/orders-by-channel.svg"
@@ -189,3 +195,13 @@ def test_colour_notation_and_whitespace_do_not_matter(built: BuiltTask, solved: 
         (workspace / CSS).write_text(text.replace(": ", ":   "))
 
     assert built.verify_edited(solved, rewrite).passed
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "brand-restyle")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "brand-restyle")

@@ -14,7 +14,14 @@ from skillgym_builder.families.seeds import seed_card
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, rewrite_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    rewrite_json,
+)
 
 HARD: dict[str, float] = {"record_count": 12, "noise_level": 1, "distractor_files": 2, "multi_step": 2, "error_recovery": 1}
 PLAN = "out/plan.md"
@@ -235,3 +242,13 @@ def test_without_a_template_the_instruction_states_the_format(tmp_path: Path) ->
     output = ChangePlanFamily().instantiate(card_for("plain-plans", "task-planning", folder=plain), 0, {})
     assert not output.metadata["skill_claim"]["claimed"]
     assert "`## Steps`" in output.instruction and "4 to 12 checklist items" in output.instruction
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "change-plan")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "change-plan")

@@ -17,7 +17,13 @@ from skillgym_builder.families.seeds import seed_card, seed_skill_dir
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+)
 
 HARD = {"record_count": 18, "noise_level": 0.3, "distractor_files": 1, "multi_step": 1, "error_recovery": 1}
 UPDATE = "out/update.md"
@@ -248,3 +254,13 @@ def test_a_changed_source_is_tampering(built: BuiltTask, solved: Path) -> None:
 
     outcome = built.verify_edited(solved, tamper)
     assert not outcome.passed and outcome.failure_type == "tampered_inputs"
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "comms-draft")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "comms-draft")

@@ -15,7 +15,15 @@ from skillgym_builder.families.document_extract import DocumentExtractFamily
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    read_json,
+    rewrite_json,
+)
 
 KNOBS = {"record_count": 60, "noise_level": 1.0, "distractor_files": 2, "multi_step": 1, "error_recovery": 1,
          "long_horizon": 3}
@@ -231,3 +239,13 @@ def test_a_changed_document_is_tampering(built: BuiltTask, solved: Path) -> None
 
     outcome = built.verify_edited(solved, tamper)
     assert not outcome.passed and outcome.failure_type == "tampered_inputs"
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "document-extract")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "document-extract")

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import random
-import types
 from pathlib import Path
-from typing import Any
 
 import pytest
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families import registry, skillfacts
-from skillgym_builder.families.base import KNOB_NAMES, RenderedFamily, family_text
+from skillgym_builder.families.base import KNOB_NAMES, RenderedFamily
 from skillgym_builder.families.common import requirements
 from skillgym_builder.families.evidence import SkillEvidence, assess
 from skillgym_builder.families.seeds import seed_card
@@ -23,7 +21,7 @@ from skillgym_core.store.local import LocalStore
 
 from skillgym.cli import main
 from skillgym.summary import read_build_reports, summarize
-from tests.builder.family_support import card_for
+from tests.builder.family_support import card_for, solution_helper
 
 KNOWN_EQUIVALENCES = {"reformat_json", "trailing_whitespace", "whitespace", "reorder_lists", "reorder_lines",
                       "reorder_rows", "reorder_columns", "case", "number_format"}
@@ -130,9 +128,7 @@ def test_knob_presets_hardening_and_labels() -> None:
 ])
 def test_solution_side_skill_readers_agree_with_the_builder(fixture: str, reader: str) -> None:
     card = card_for(fixture, None)
-    namespace: dict[str, Any] = {}
-    exec(family_text("common", "skillfacts.py"), namespace)  # the helper reference solutions import
-    namespace["glob"] = types.SimpleNamespace(glob=lambda pattern: [str(card.root / "SKILL.md")])
+    namespace = solution_helper("common", "skillfacts.py", card.root / "SKILL.md")  # as reference solutions import it
     fact = getattr(skillfacts, reader)(card)
     expected = (fact.value if fact else None) if reader != "null_deletes" else fact is not None
     assert namespace[reader]() == expected

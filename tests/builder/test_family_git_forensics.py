@@ -7,21 +7,29 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from skillgym_builder.families import git_conventions
-from skillgym_builder.families.base import family_text
 from skillgym_builder.families.git_forensics import GitForensicsFamily
 from skillgym_builder.families.git_history import build_history
 from skillgym_builder.families.seeds import seed_card, seed_skill_dir
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json, write_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    read_json,
+    rewrite_json,
+    solution_helper,
+    write_json,
+)
 
 HARD: dict[str, float] = {"record_count": 36, "noise_level": 2, "error_recovery": 1, "multi_step": 1, "long_horizon": 1}
 REPORT = "out/forensics.json"
@@ -124,9 +132,7 @@ def test_without_conventions_in_the_skill_the_instruction_states_them(tmp_path: 
 def test_solution_side_convention_reader_agrees_with_the_builder(fixture: str | None) -> None:
     card = card_for(fixture, None) if fixture else seed_card(FAMILY.spec)
     folder = card.root if fixture else seed_skill_dir("git-forensics")
-    namespace: dict[str, Any] = {}
-    exec(family_text("git-forensics", "conventions.py"), namespace)
-    namespace["glob"] = types.SimpleNamespace(glob=lambda pattern: [str(folder / "SKILL.md")])
+    namespace = solution_helper("git-forensics", "conventions.py", folder / "SKILL.md")
     conventions = git_conventions.read(card)
     mine = {key: (fact.value if fact else None) for key, fact in conventions.__dict__.items()}
     assert namespace["skill_conventions"]() == mine
@@ -257,3 +263,13 @@ def test_tampering_with_the_history_is_rejected(built: BuiltTask, solved: Path) 
     outcome = built.verify_edited(solved, append_to_pack)
     assert not outcome.passed and outcome.failure_type == "tampered_inputs"
     assert not built.verify_edited(solved, _in_repo(("tag", "-f", "v1.0.0", "main"))).passed
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "git-forensics")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "git-forensics")

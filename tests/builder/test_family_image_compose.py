@@ -14,7 +14,15 @@ from skillgym_builder.families.image_compose import ImageComposeFamily
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    read_json,
+    rewrite_json,
+)
 
 PROCESSING = {"record_count": 6, "noise_level": 0.5, "distractor_files": 1, "error_recovery": 1, "multi_step": 1,
               "long_horizon": 2}
@@ -174,3 +182,13 @@ def _gallery_swapped(workspace: Path) -> None:
 ])
 def test_wrong_sketches_are_rejected(art: BuiltTask, art_solved: Path, name: str, change: Any) -> None:
     assert not art.verify_edited(art_solved, change).passed, name
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "image-compose")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "image-compose")

@@ -14,7 +14,8 @@ from skillgym_builder.families.image_compose import ImageComposeFamily
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for
+from tests.builder.family_support import BuiltTask, assert_reviewer_approves, build, card_for
+from tests.builder.skills import FIXTURES
 from tests.builder.test_family_image_compose import GENERATIVE
 
 pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium (scripts/install-sandbox.sh)")
@@ -97,3 +98,9 @@ def _library_patched(workspace: Path) -> None:
 ])
 def test_wrong_pages_are_rejected(art: BuiltTask, solved: Path, name: str, change: Any) -> None:
     assert not art.verify_edited(solved, change).passed, name
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    """Every probe's verifier run opens its page in Chromium."""
+    assert_reviewer_approves(tmp_path, env_provider, "image-compose", FIXTURES / "p5-tiles")

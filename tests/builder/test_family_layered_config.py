@@ -12,7 +12,16 @@ from skillgym_builder.families.layered_config import LayeredConfigFamily
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json, write_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    read_json,
+    rewrite_json,
+    write_json,
+)
 
 HARD = {"record_count": 8, "distractor_files": 2, "multi_step": 3, "error_recovery": 1, "long_horizon": 2}
 
@@ -157,3 +166,13 @@ def test_without_the_skill_facts_the_instruction_states_the_order(tmp_path: Path
     output = LayeredConfigFamily().instantiate(card, 0, {})
     assert not output.metadata["skill_claim"]["claimed"]
     assert "`defaults.json`, `production.json`, `local.json`" in output.instruction
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "layered-config")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "layered-config")

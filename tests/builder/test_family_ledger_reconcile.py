@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import types
 import zipfile
 from io import BytesIO
 from pathlib import Path
@@ -14,7 +13,6 @@ from typing import Any
 
 import pytest
 from skillgym_builder.families import registry
-from skillgym_builder.families.base import family_text
 from skillgym_builder.families.ledger_reconcile import (
     CARD_BOOK,
     LedgerReconcileFamily,
@@ -26,7 +24,16 @@ from skillgym_builder.families.seeds import seed_card
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    read_json,
+    rewrite_json,
+    solution_helper,
+)
 
 HARD = {"record_count": 40, "noise_level": 0.4, "distractor_files": 1, "multi_step": 1, "error_recovery": 1,
         "long_horizon": 2}
@@ -60,9 +67,7 @@ def test_fits_served_subcategories_and_finance_text_but_not_unrelated_skills() -
 @pytest.mark.parametrize("skill", [FIXTURE, "seed"])
 def test_skill_facts_are_read_alike_by_the_builder_and_the_solution(skill: str) -> None:
     card = seed_card(LedgerReconcileFamily().spec) if skill == "seed" else card_for(skill, None)
-    namespace: dict[str, Any] = {}
-    exec(family_text("ledger-reconcile", "ledgerfacts.py"), namespace)  # the helper the solutions import
-    namespace["glob"] = types.SimpleNamespace(glob=lambda pattern: [str(card.root / "SKILL.md")])
+    namespace = solution_helper("ledger-reconcile", "ledgerfacts.py", card.root / "SKILL.md")  # as solutions import it
     for reader in (receipt_threshold, category_limits, stage_probabilities):
         fact = reader(card)
         assert fact is not None, reader.__name__
@@ -196,3 +201,13 @@ def test_a_changed_ledger_is_tampering(built: BuiltTask, solved: Path) -> None:
 
     outcome = built.verify_edited(solved, tamper)
     assert not outcome.passed and outcome.failure_type == "tampered_inputs"
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "ledger-reconcile")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "ledger-reconcile")

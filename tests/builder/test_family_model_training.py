@@ -16,7 +16,16 @@ from skillgym_builder.families.seeds import seed_card
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json, write_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    read_json,
+    rewrite_json,
+    write_json,
+)
 
 KNOBS = {"record_count": 1500, "noise_level": 0.9, "distractor_files": 1, "error_recovery": 6}
 DEEP_LEARNING = {"dependencies": {"declared": ["lightning", "torch"]}}
@@ -177,3 +186,13 @@ def test_wrong_but_plausible_runs_are_rejected(built: BuiltTask, solved: Path, n
     outcome = built.verify_edited(solved, edit)
     assert not outcome.passed, name
     assert outcome.rewards[failing] == 0, (name, outcome.rewards)
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "model-training")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "model-training")

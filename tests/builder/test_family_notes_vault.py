@@ -14,7 +14,15 @@ from skillgym_builder.families.seeds import seed_card
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    read_json,
+    rewrite_json,
+)
 
 HARD: dict[str, float] = {"record_count": 30, "noise_level": 1, "distractor_files": 1, "multi_step": 1,
                           "error_recovery": 1}
@@ -181,3 +189,13 @@ def test_without_a_layout_the_instruction_states_the_sections(tmp_path: Path) ->
     output = NotesVaultFamily().instantiate(card_for("plain-notes", "note-taking", folder=plain), 0, {})
     assert not output.metadata["skill_claim"]["claimed"]
     assert "`Orphans`, `Broken links`, `Overdue tasks`" in output.instruction
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "notes-vault")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "notes-vault")

@@ -4,17 +4,25 @@ rules decide what is out of scope."""
 
 from __future__ import annotations
 
-import types
 from pathlib import Path
 from typing import Any
 
 import pytest
-from skillgym_builder.families.base import family_text
 from skillgym_builder.families.security_audit import SecurityAuditFamily, exclusion_rules
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json, write_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    read_json,
+    rewrite_json,
+    solution_helper,
+    write_json,
+)
 
 SKILL = "config-hardening-review"
 KNOBS = {"record_count": 12, "noise_level": 0.5, "distractor_files": 2, "multi_step": 1, "error_recovery": 1}
@@ -51,9 +59,7 @@ def test_fit_by_subcategory_and_by_terms_and_a_non_fit_with_its_reason() -> None
 def test_solution_side_reader_agrees_with_the_builder() -> None:
     for name in (SKILL, "config-layers", "tdd-workflow"):
         card = card_for(name, None)
-        namespace: dict[str, Any] = {}
-        exec(family_text("security-audit", "audit_rules.py"), namespace)
-        namespace["glob"] = types.SimpleNamespace(glob=lambda pattern, card=card: [str(card.root / "SKILL.md")])
+        namespace = solution_helper("security-audit", "audit_rules.py", card.root / "SKILL.md")
         fact = exclusion_rules(card)
         assert namespace["exclusion_rules"]() == (fact.value if fact else None), name
 
@@ -182,3 +188,13 @@ def test_without_exclusion_rules_the_instruction_states_the_scope() -> None:
                                                {"distractor_files": 1})
     assert not output.metadata["skill_claim"]["claimed"]
     assert "`tests/`" in output.instruction and "`*.example`" in output.instruction
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "security-audit")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "security-audit")

@@ -15,7 +15,16 @@ from skillgym_builder.families.sequence_stats import SequenceStatsFamily, skill_
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json, write_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    read_json,
+    rewrite_json,
+    write_json,
+)
 
 KNOBS = {"record_count": 120, "noise_level": 0.25, "multi_step": 4, "error_recovery": 3, "distractor_files": 1,
          "long_horizon": 2}
@@ -196,3 +205,13 @@ def test_a_changed_run_is_tampering(built: BuiltTask, solved: Path) -> None:
 
     outcome = built.verify_edited(solved, tamper)
     assert not outcome.passed and outcome.failure_type == "tampered_inputs"
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "sequence-stats")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "sequence-stats")

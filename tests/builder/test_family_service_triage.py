@@ -18,7 +18,15 @@ from skillgym_builder.skillcard import SkillCard
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    read_json,
+    rewrite_json,
+)
 from tests.builder.skills import FIXTURES
 
 KNOBS = {"multi_step": 2, "error_recovery": 1, "distractor_files": 2, "noise_level": 0.3, "record_count": 400}
@@ -168,3 +176,13 @@ def test_findings_in_another_order_are_accepted(built: BuiltTask, solved: Path) 
     outcome = built.verify_edited(solved, rewrite_json("out/triage.json", lambda v: v["findings"].reverse()))
     assert outcome.passed
     assert read_json(solved, "out/triage.json")["findings"]
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "service-triage")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "service-triage")

@@ -7,20 +7,25 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import types
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from skillgym_builder.families import skill_package
-from skillgym_builder.families.base import family_text
 from skillgym_builder.families.seeds import seed_card
 from skillgym_builder.families.skill_package import SkillPackageFamily
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    solution_helper,
+)
 
 KNOBS = {"record_count": 5, "noise_level": 1.0, "distractor_files": 1, "multi_step": 1, "error_recovery": 1,
          "long_horizon": 1}
@@ -231,10 +236,18 @@ def test_without_the_skill_facts_the_instruction_states_the_rules() -> None:
 def test_solution_side_rule_readers_agree_with_the_builder(fixture: str) -> None:
     family = SkillPackageFamily()
     card = seed_card(family.spec) if fixture == "seed" else card_for(fixture, None)
-    namespace: dict[str, Any] = {}
-    exec(family_text("skill-package", "skill_rules.py"), namespace)  # the helper reference solutions import
-    namespace["glob"] = types.SimpleNamespace(glob=lambda pattern: [str(card.root / "SKILL.md")])
+    namespace = solution_helper("skill-package", "skill_rules.py", card.root / "SKILL.md")  # as solutions import it
     for reader, builder in [("description_max", skill_package.description_max), ("allowed_keys", skill_package.allowed_keys),
                             ("archive_extension", skill_package.archive_extension)]:
         fact = builder(card)
         assert namespace[reader]() == (fact.value if fact else None), reader
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "skill-package")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "skill-package")

@@ -16,7 +16,14 @@ from skillgym_builder.families.skill_script import SkillScriptFamily
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider
 
-from tests.builder.family_support import BuiltTask, build, card_for, rewrite_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    rewrite_json,
+)
 
 KNOBS = {"record_count": 60, "noise_level": 0.1, "distractor_files": 1, "long_horizon": 2}
 
@@ -150,3 +157,13 @@ def test_a_script_that_fails_on_the_inputs_makes_the_skill_unusable(tmp_path: Pa
         build(SkillScriptFamily(), card_for("sales", "data-analysis", folder=folder), {}, tmp_path / "b", env_provider)
     assert caught.value.details["skip_reason"] == "skill_script_unusable"
     assert "no licence key" in str(caught.value)
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "skill-script")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "skill-script")

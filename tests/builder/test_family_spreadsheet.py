@@ -13,7 +13,14 @@ from skillgym_builder.families.spreadsheet import CATEGORIES, SpreadsheetExtract
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, rewrite_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    rewrite_json,
+)
 
 KNOBS = {"record_count": 40, "noise_level": 0.4, "multi_step": 1, "error_recovery": 1, "distractor_files": 1,
          "long_horizon": 2}
@@ -113,3 +120,13 @@ def test_wrong_but_plausible_extractions_are_rejected(built: BuiltTask, solved: 
 
 def test_items_in_any_order_are_accepted(built: BuiltTask, solved: Path) -> None:
     assert built.verify_edited(solved, rewrite_json("out/expenses.json", lambda v: _first(v)["items"].reverse())).passed
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "spreadsheet-extract")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "spreadsheet-extract")

@@ -5,7 +5,6 @@ makes the skill necessary where it states one."""
 from __future__ import annotations
 
 import json
-import types
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,15 @@ from skillgym_builder.families.symbolic_math import ARCHIVE, WORKSHEET, Symbolic
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, rewrite_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    rewrite_json,
+    solution_helper,
+)
 
 KNOBS = {"record_count": 14, "noise_level": 0.5, "distractor_files": 1, "multi_step": 2, "error_recovery": 2}
 
@@ -65,9 +72,7 @@ def test_the_ordering_rule_is_read_alike_by_builder_and_solution(tmp_path: Path)
     for card, order in cases:
         fact = root_order(card)
         assert (fact.value if fact else None) == order
-        namespace: dict[str, Any] = {}
-        exec(family_text("common", "skillfacts.py"), namespace)
-        namespace["glob"] = types.SimpleNamespace(glob=lambda pattern, card=card: [str(card.root / "SKILL.md")])
+        namespace = solution_helper("common", "skillfacts.py", card.root / "SKILL.md")
         helper = family_text("symbolic-math", "mathsheet.py").replace("from skillfacts import skill_lines\n", "")
         helper_ns: dict[str, Any] = {"skill_lines": namespace["skill_lines"]}
         exec(helper, helper_ns)
@@ -211,3 +216,13 @@ def test_a_changed_worksheet_is_tampering(built: BuiltTask, solved: Path) -> Non
 
     outcome = built.verify_edited(solved, tamper)
     assert not outcome.passed and outcome.failure_type == "tampered_inputs"
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "symbolic-math")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "symbolic-math")

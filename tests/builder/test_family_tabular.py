@@ -15,7 +15,15 @@ from skillgym_builder.families.tabular_data import generate, measurements, profi
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for, read_json, rewrite_json
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+    read_json,
+    rewrite_json,
+)
 
 KNOBS = {"long_horizon": 3, "error_recovery": 1, "multi_step": 1, "noise_level": 0.06, "distractor_files": 2,
          "record_count": 400}
@@ -143,3 +151,13 @@ def test_outliers_in_any_order_are_accepted(built: BuiltTask, solved: Path) -> N
 
     assert built.verify_edited(solved, rewrite_json("out/profile.json", reverse)).passed
     assert read_json(solved, "out/profile.json")["datasets"]
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "tabular-profile")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "tabular-profile")

@@ -12,7 +12,13 @@ from skillgym_builder.families.test_repair import TestRepairFamily, edits
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider, lint_environment
 
-from tests.builder.family_support import BuiltTask, build, card_for
+from tests.builder.family_support import (
+    BuiltTask,
+    assert_reviewer_approves,
+    assert_weakened_verifier_rejected,
+    build,
+    card_for,
+)
 
 KNOBS = {"record_count": 5, "multi_step": 2, "error_recovery": 1, "distractor_files": 1}
 BY_FUNCTION = {kata.function: kata for kata in KATAS}
@@ -144,3 +150,13 @@ def test_stale_bytecode_does_not_hide_the_fix(built: BuiltTask, solved: Path) ->
         (cache / "__init__.cpython-311.pyc").write_bytes(b"not bytecode")
 
     assert built.verify_edited(solved, stale).passed
+
+
+@pytest.mark.slow
+def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_reviewer_approves(tmp_path, env_provider, "test-repair")
+
+
+@pytest.mark.slow
+def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "test-repair")

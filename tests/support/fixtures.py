@@ -152,4 +152,10 @@ def env_provider(tmp_path_factory: pytest.TempPathFactory) -> LocalVenvProvider:
     """Task environments built once per session for every test directory (or kept across
     sessions in ``SKILLGYM_TEST_ENV_CACHE``): family tasks install their requirements for real."""
     cache = os.environ.get("SKILLGYM_TEST_ENV_CACHE")
-    return LocalVenvProvider(Path(cache) if cache else tmp_path_factory.mktemp("env-cache"))
+    if cache:
+        return LocalVenvProvider(Path(cache))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # one cache for all test processes of the run: builds of one environment are serialised
+        # by the provider's lock, so each is built once rather than once per process
+        return LocalVenvProvider(tmp_path_factory.getbasetemp().parent / "env-cache")
+    return LocalVenvProvider(tmp_path_factory.mktemp("env-cache"))

@@ -17,9 +17,10 @@ from tests.support.podman import PodmanService
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.deferred_service]
 
 
-def test_the_validator_proves_the_task_on_containers(podman: PodmanService, tmp_path: Path) -> None:
+def test_the_validator_proves_the_task_on_containers(podman: PodmanService, tmp_path: Path,
+                                                    env_provider: LocalVenvProvider) -> None:
     built = build(LayeredConfigFamily(), card_for("config-layers", "version-control"), {"record_count": 6}, tmp_path,
-                  LocalVenvProvider(tmp_path / "venvs"))
+                  env_provider)
     settings = ValidatorSettings(sandbox="container", container_engine_url=podman.url, env_cache=tmp_path / "cache")
     record = validate_task_dirs([built.task.root], settings)[0]
     assert record["valid"], record

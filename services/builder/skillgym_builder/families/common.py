@@ -4,8 +4,10 @@ agent works (read the skill, inspect the inputs, write a script, run it)."""
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
+import types
 from collections.abc import Iterable
 from typing import Any
 
@@ -96,9 +98,33 @@ def agent_solution(
     return "\n".join(lines) + "\n"
 
 
+SKILL_TEXT = "skill_text.py"
+
+
+def skill_helpers(family_id: str, *names: str) -> dict[str, str]:
+    """Helper modules of ``family_id`` that reference solutions import, with the SKILL.md reader
+    (``common/skill_text.py``) they build on."""
+    return {SKILL_TEXT: family_text("common", SKILL_TEXT), **{name: family_text(family_id, name) for name in names}}
+
+
 def skill_reader() -> dict[str, str]:
     """The helper module reference solutions import to read facts from the installed skill."""
-    return {"skillfacts.py": family_text("common", "skillfacts.py")}
+    return skill_helpers("common", "skillfacts.py")
+
+
+def load_helper(family_id: str, name: str) -> dict[str, Any]:
+    """The namespace of helper module ``name`` as a reference solution imports it (its import of
+    the SKILL.md reader resolved to the shipped reader), so the builder and the tests read a skill
+    exactly as the solutions do."""
+    reader = types.ModuleType(SKILL_TEXT.removesuffix(".py"))
+    exec(compile(family_text("common", SKILL_TEXT), SKILL_TEXT, "exec"), reader.__dict__)
+
+    def importer(module: str, *args: Any, **kwargs: Any) -> Any:
+        return reader if module == reader.__name__ else builtins.__import__(module, *args, **kwargs)
+
+    namespace: dict[str, Any] = {"__builtins__": {**vars(builtins), "__import__": importer}}
+    exec(compile(family_text(family_id, name), name, "exec"), namespace)
+    return namespace
 
 
 def source(family_id: str, name: str) -> str:

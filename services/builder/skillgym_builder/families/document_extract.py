@@ -11,7 +11,7 @@ from typing import Any
 
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families.base import Fit, SkillClaim, family_text, load_family_spec
-from skillgym_builder.families.common import agent_solution, requirements, rubric, source, verifier_files
+from skillgym_builder.families.common import agent_solution, requirements, rubric, skill_helpers, source, verifier_files
 from skillgym_builder.families.document_assets import ISO, KINDS, Kind, date_convention, document
 from skillgym_builder.families.evidence import SkillEvidence, assess
 from skillgym_builder.families.render import RenderJob
@@ -83,10 +83,10 @@ class DocumentExtractFamily:
         argument = json.dumps(schema)
         solve = agent_solution(card, inspect=["ls -la documents", "file documents/* 2>/dev/null || true"],
                                script=source(FAMILY_ID, "solve_pdfplumber.py"), name="extract.py",
-                               helpers={"skillrules.py": source(FAMILY_ID, "skillrules.py")},
+                               helpers=skill_helpers(FAMILY_ID, "skillrules.py"),
                                run=f"python3 /tmp/work/extract.py '{argument}'")
         alternative = agent_solution(card, inspect=["ls documents"], script=source(FAMILY_ID, "solve_pdfminer.py"),
-                                     name="extract.py", helpers={"skillrules.py": source(FAMILY_ID, "skillrules.py")},
+                                     name="extract.py", helpers=skill_helpers(FAMILY_ID, "skillrules.py"),
                                      run=f"python3 /tmp/work/extract.py '{argument}'")
         reqs, skipped_deps = requirements(self.spec, card)
         claim = SkillClaim(

@@ -16,7 +16,7 @@ from typing import Any
 from skillgym_builder.families import git_conventions
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families.base import Fit, SkillClaim, load_family_spec
-from skillgym_builder.families.common import agent_solution, requirements, rubric, source, verifier_files
+from skillgym_builder.families.common import agent_solution, requirements, rubric, skill_helpers, source, verifier_files
 from skillgym_builder.families.evidence import SkillEvidence, assess
 from skillgym_builder.families.git_history import History, build_history
 from skillgym_builder.skillcard import SkillCard
@@ -94,7 +94,7 @@ class GitForensicsFamily:
                 "changelog": list(RANGE) if values["long_horizon"] else None}
         argument = json.dumps(task)
         inspect = ["git -C repo log --oneline --graph --all | head -60", "git -C repo tag"]
-        helpers = {"conventions.py": source(FAMILY_ID, "conventions.py")}
+        helpers = skill_helpers(FAMILY_ID, "conventions.py")
         solve = agent_solution(card, inspect=inspect, helpers=helpers, script=source(FAMILY_ID, "solve_bisect.py"),
                                name="forensics.py", run=f"python3 /tmp/work/forensics.py '{argument}'")
         alternative = agent_solution(card, inspect=inspect, helpers=helpers, script=source(FAMILY_ID, "solve_walk.py"),

@@ -15,7 +15,7 @@ from typing import Any
 
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families.base import Fit, SkillClaim, family_text, load_family_spec
-from skillgym_builder.families.common import agent_solution, requirements, rubric, source, verifier_files
+from skillgym_builder.families.common import agent_solution, requirements, rubric, skill_helpers, source, verifier_files
 from skillgym_builder.families.evidence import SkillEvidence, assess
 from skillgym_builder.families.ledger_claims import (
     DEFAULT_LIMITS,
@@ -139,7 +139,7 @@ class LedgerReconcileFamily:
                 "from_skill": sorted(facts), "rules": {k: _plain(v) for k, v in rules.items() if k not in facts}}
         argument = json.dumps(task)
         inspect = ["ls -R ledger bank expenses crm", "head -5 ledger/general_ledger.csv bank/operating_statement.csv"]
-        helpers = {"ledgerfacts.py": source(FAMILY_ID, "ledgerfacts.py")}
+        helpers = skill_helpers(FAMILY_ID, "ledgerfacts.py")
         solve = agent_solution(card, inspect=inspect, helpers=helpers, script=source(FAMILY_ID, "solve_pandas.py"),
                                name="reconcile.py", run=f"python3 /tmp/work/reconcile.py '{argument}'")
         alternative = agent_solution(card, inspect=inspect[:1], helpers=helpers,

@@ -14,7 +14,15 @@ from typing import Any
 
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families.base import Fit, SkillClaim, family_text, load_family_spec
-from skillgym_builder.families.common import agent_solution, requirements, rubric, source, verifier_files
+from skillgym_builder.families.common import (
+    agent_solution,
+    load_helper,
+    requirements,
+    rubric,
+    skill_helpers,
+    source,
+    verifier_files,
+)
 from skillgym_builder.families.evidence import SkillEvidence, assess
 from skillgym_builder.families.molecule_library import RO5, SUPPLIERS, Entry, Library, plan_library
 from skillgym_builder.families.render import RenderJob
@@ -30,9 +38,7 @@ ARCHIVE_FILE = "library/archive/compounds_2023.csv"
 @lru_cache(maxsize=1)
 def _readers() -> dict[str, Any]:
     """The skill readers the reference solutions use (``molfacts.py``), so both sides agree."""
-    namespace: dict[str, Any] = {}
-    exec(compile(family_text(FAMILY_ID, "molfacts.py"), "molfacts.py", "exec"), namespace)
-    return namespace
+    return load_helper(FAMILY_ID, "molfacts.py")
 
 
 def filter_rule(card: SkillCard) -> Fact | None:
@@ -94,7 +100,7 @@ class MoleculePropsFamily:
         task = {"files": [f[0] for f in files], "queries": QUERY_FILE, "rule_from_skill": rule_fact is not None,
                 "stereo_from_skill": stereo_fact is not None, "rule": rule, "stereo": policy}
         argument = json.dumps(task)
-        helpers = {"molfacts.py": source(FAMILY_ID, "molfacts.py")}
+        helpers = skill_helpers(FAMILY_ID, "molfacts.py")
         solve = agent_solution(card, inspect=["ls -R library", f"head -5 {CSV_FILE}"], helpers=helpers,
                                script=source(FAMILY_ID, "solve_rdkit.py"), name="triage.py",
                                run=f"python3 /tmp/work/triage.py '{argument}'")

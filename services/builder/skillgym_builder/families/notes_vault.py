@@ -10,8 +10,8 @@ import random
 import re
 
 from skillgym_builder.families import knobs as knob_rules
-from skillgym_builder.families.base import Fit, SkillClaim, family_text, load_family_spec
-from skillgym_builder.families.common import agent_solution, requirements, rubric, source, verifier_files
+from skillgym_builder.families.base import Fit, SkillClaim, load_family_spec
+from skillgym_builder.families.common import agent_solution, requirements, rubric, skill_helpers, source, verifier_files
 from skillgym_builder.families.evidence import SkillEvidence, assess
 from skillgym_builder.families.notes_vault_assets import make_vault
 from skillgym_builder.families.skillfacts import Fact, body_lines
@@ -79,7 +79,7 @@ class NotesVaultFamily:
         items = rubric(self.spec, ["links", "notes", "tasks", "page"])
         task = {"today": vault.today, "ignored": vault.ignored, "sections": None if facts else sections}
         argument = json.dumps(task)
-        helpers = {"vaultfacts.py": family_text(FAMILY_ID, "vaultfacts.py")}
+        helpers = skill_helpers(FAMILY_ID, "vaultfacts.py")
         solve = agent_solution(card, inspect=["find vault -type f | sort | head -60"], helpers=helpers,
                                script=source(FAMILY_ID, "solve_yaml.py"), name="index.py",
                                run=f"python3 /tmp/work/index.py '{argument}'")

@@ -10,7 +10,7 @@ import re
 
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families.base import Fit, SkillClaim, load_family_spec
-from skillgym_builder.families.common import agent_solution, requirements, rubric, source, verifier_files
+from skillgym_builder.families.common import agent_solution, requirements, rubric, skill_helpers, source, verifier_files
 from skillgym_builder.families.evidence import SkillEvidence, assess
 from skillgym_builder.families.security_audit_repo import CATEGORIES, PRODUCTION_ENV, SEVERITIES, Exclusions, generate
 from skillgym_builder.families.skillfacts import Fact, body_lines
@@ -77,7 +77,7 @@ class SecurityAuditFamily:
                     "categories": list(CATEGORIES), "severities": list(SEVERITIES)}
         task = {"rules_from_skill": claim.claimed, "dirs": list(exclusions.dirs), "suffixes": list(exclusions.suffixes)}
         argument = json.dumps(task)
-        helpers = {"audit_rules.py": source(FAMILY_ID, "audit_rules.py")}
+        helpers = skill_helpers(FAMILY_ID, "audit_rules.py")
         solve = agent_solution(card, inspect=["find . -type f -not -path './out/*' | sort"], helpers=helpers,
                                script=source(FAMILY_ID, "solve_ast.py"), name="audit.py",
                                run=f"python3 /tmp/work/audit.py '{argument}'")

@@ -12,8 +12,16 @@ from functools import lru_cache
 from typing import Any
 
 from skillgym_builder.families import knobs as knob_rules
-from skillgym_builder.families.base import Fit, SkillClaim, family_text, load_family_spec
-from skillgym_builder.families.common import agent_solution, requirements, rubric, source, verifier_files
+from skillgym_builder.families.base import Fit, SkillClaim, load_family_spec
+from skillgym_builder.families.common import (
+    agent_solution,
+    load_helper,
+    requirements,
+    rubric,
+    skill_helpers,
+    source,
+    verifier_files,
+)
 from skillgym_builder.families.evidence import SkillEvidence, assess
 from skillgym_builder.families.sequence_data import ENZYMES, contig, fasta, reads
 from skillgym_builder.families.skillfacts import Fact, body_lines
@@ -29,9 +37,7 @@ DEFAULTS = {"quality": 20, "min_orf_aa": 50, "table": 11}
 @lru_cache(maxsize=1)
 def _readers() -> dict[str, Any]:
     """The skill readers the reference solutions use (``seqfacts.py``), so both sides agree."""
-    namespace: dict[str, Any] = {}
-    exec(compile(family_text(FAMILY_ID, "seqfacts.py"), "seqfacts.py", "exec"), namespace)
-    return namespace
+    return load_helper(FAMILY_ID, "seqfacts.py")
 
 
 def _fact(card: SkillCard, parser: str) -> Fact | None:
@@ -82,7 +88,7 @@ class SequenceStatsFamily:
         task = {"reads": READS, "contigs": CONTIGS, "enzymes": ENZYME_FILE,
                 "from_skill": sorted(facts), "rules": rules}
         argument = json.dumps(task)
-        helpers = {"seqfacts.py": source(FAMILY_ID, "seqfacts.py")}
+        helpers = skill_helpers(FAMILY_ID, "seqfacts.py")
         solve = agent_solution(card, inspect=["ls -R data", f"head -8 {READS}"], helpers=helpers,
                                script=source(FAMILY_ID, "solve_biopython.py"), name="summarise.py",
                                run=f"python3 /tmp/work/summarise.py '{argument}'")

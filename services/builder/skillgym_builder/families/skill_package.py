@@ -13,7 +13,7 @@ from typing import Any
 from skillgym_builder.errors import UnsuitableSkillError
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families.base import Fit, SkillClaim, family_text, load_family_spec
-from skillgym_builder.families.common import agent_solution, requirements, rubric, source, verifier_files
+from skillgym_builder.families.common import agent_solution, requirements, rubric, skill_helpers, source, verifier_files
 from skillgym_builder.families.evidence import SkillEvidence, assess
 from skillgym_builder.families.skill_drafts import (
     DEFAULT_KEYS,
@@ -169,7 +169,7 @@ class SkillPackageFamily:
             stated[name] = list(defaults.allowed_keys) if name == "allowed_keys" else getattr(defaults, name)
         task = {"package": package, "from_skill": sorted(used), "rules": stated}
         argument = json.dumps(task)
-        helpers = {"skill_rules.py": source(FAMILY_ID, "skill_rules.py")}
+        helpers = skill_helpers(FAMILY_ID, "skill_rules.py")
         solve = agent_solution(card, inspect=["ls -R drafts | head -n 60", "ls tools prompts 2>/dev/null || true"], helpers=helpers,
                                script=source(FAMILY_ID, "solve_yaml.py"), name="fix_skills.py",
                                run=f"python3 /tmp/work/fix_skills.py '{argument}'")

@@ -1,39 +1,13 @@
 # --- reading the skill (python3 standard library) ---
-import glob
 import re
 
-FENCE = re.compile(r"^\s*(```|~~~)")
-HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+from skill_text import HEADING, clean, skill_lines
+
 NUMBERED = re.compile(r"^\s{0,3}\d+[.)]\s+(.+)$")
 SECTION_LIST_TITLE = re.compile(r"\b(required|report)\b.*\bsections?\b|\breport (structure|layout|outline)\b", re.I)
 CLASSIFY_CUE = re.compile(r"\bclassif(y|ies|ication)\b|\bfailure (classes|types|kinds|categories)\b", re.I)
 LAYER_FILE = re.compile(r"`([\w.-]+\.(?:json|ya?ml|toml|env|ini))`")
 NULL_DELETES = re.compile(r"\bnull\b[^.\n]*\b(delete|deletes|remove|removes|unset|unsets|drop|drops)\b", re.I)
-
-
-def clean(text):
-    text = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", "", text)
-    return re.sub(r"[*_`]+", "", text).strip()
-
-
-def skill_lines():
-    """SKILL.md lines after the front matter and outside code fences; fails without the skill."""
-    paths = sorted(glob.glob("/skills/*/SKILL.md"))
-    if not paths:
-        raise SystemExit("no skill installed under /skills")
-    with open(paths[0], encoding="utf-8-sig") as handle:
-        lines = handle.read().replace("\r\n", "\n").split("\n")
-    start = 0
-    if lines and lines[0].strip() == "---":
-        start = next((i + 1 for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
-    out, fenced = [], False
-    for index in range(start, len(lines)):
-        if FENCE.match(lines[index]):
-            fenced = not fenced
-            continue
-        if not fenced:
-            out.append(lines[index])
-    return out
 
 
 def report_sections():

@@ -1,11 +1,11 @@
 # --- the commit conventions the installed skill prescribes (python3 standard library) ---
-import glob
 import json
 import os
 import re
 import subprocess
 
-FENCE = re.compile(r"^\s*(```|~~~)")
+from skill_text import skill_lines
+
 PLACEHOLDERS = {"ticket": "ticket", "issue": "ticket", "id": "ticket", "ticket-id": "ticket", "issue-id": "ticket",
                 "slug": "slug", "summary": "slug", "description": "slug", "short-description": "slug",
                 "topic": "slug", "type": "type"}
@@ -14,25 +14,6 @@ HEADER_TOKEN = re.compile(r"`<type>(\(<scope>\))?!?: <[\w -]+>`")
 CONVENTIONAL_NAME = re.compile(r"\bconventional commits?\b", re.I)
 FOOTER_TOKEN = re.compile(r"`([A-Z][A-Za-z-]*): #?<(?:ticket|issue|id|ticket-id|issue-id)>`")
 SIGNOFF = re.compile(r"signed-off-by|\bsign[- ]?offs?\b|\bDCO\b", re.I)
-
-
-def skill_lines():
-    """SKILL.md lines after the front matter and outside code fences; None without a skill."""
-    paths = sorted(glob.glob("/skills/*/SKILL.md"))
-    if not paths:
-        return None
-    with open(paths[0], encoding="utf-8-sig") as handle:
-        lines = handle.read().replace("\r\n", "\n").split("\n")
-    start = 0
-    if lines and lines[0].strip() == "---":
-        start = next((i + 1 for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
-    out, fenced = [], False
-    for line in lines[start:]:
-        if FENCE.match(line):
-            fenced = not fenced
-        elif not fenced:
-            out.append(line)
-    return out
 
 
 def branch_template(line):
@@ -47,7 +28,7 @@ def branch_template(line):
 
 def skill_conventions():
     """{"branch", "header", "footer", "signoff"} as the skill states them (None where it is silent)."""
-    lines = skill_lines()
+    lines = skill_lines(required=False)
     found = {"branch": None, "header": None, "footer": None, "signoff": None}
     if lines is None:
         return found

@@ -1,10 +1,9 @@
 # --- reading the finance policy from the installed skill (python3 standard library) ---
-import glob
 import re
 from decimal import Decimal
 
-FENCE = re.compile(r"^\s*(```|~~~)")
-HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+from skill_text import HEADING, clean, skill_lines
+
 AMOUNT = r"\$\s?(\d[\d,]*(?:\.\d{1,2})?)"
 RECEIPT_RULE = re.compile(r"\breceipts?\b.*?\b(?:over|above|exceeding|more than|greater than)\s+" + AMOUNT, re.I)
 LIMIT_HEADING = re.compile(r"\blimits?\b", re.I)
@@ -12,31 +11,6 @@ STAGE_HEADING = re.compile(r"\bstages?\b.*\b(?:probabilit|weight)|\b(?:probabili
 NAME = r"^\|?\s*([A-Za-z][A-Za-z &/]*[A-Za-z])\s*(?:\||:|\u2014|\u2013|-)\s*"
 LIMIT_ROW = re.compile(NAME + AMOUNT)
 STAGE_ROW = re.compile(NAME + r"(\d{1,3}(?:\.\d+)?)\s*%")
-
-
-def clean(text):
-    text = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", "", text)
-    return re.sub(r"[*_`]+", "", text).strip()
-
-
-def skill_lines():
-    """SKILL.md lines after the front matter and outside code fences; fails without the skill."""
-    paths = sorted(glob.glob("/skills/*/SKILL.md"))
-    if not paths:
-        raise SystemExit("no skill installed under /skills")
-    with open(paths[0], encoding="utf-8-sig") as handle:
-        lines = handle.read().replace("\r\n", "\n").split("\n")
-    start = 0
-    if lines and lines[0].strip() == "---":
-        start = next((i + 1 for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
-    out, fenced = [], False
-    for index in range(start, len(lines)):
-        if FENCE.match(lines[index]):
-            fenced = not fenced
-            continue
-        if not fenced:
-            out.append(lines[index])
-    return out
 
 
 def receipt_threshold():

@@ -1,9 +1,8 @@
 # --- reading the compound-triage rules from the installed skill (python3 standard library) ---
-import glob
 import re
 
-FENCE = re.compile(r"^\s*(```|~~~)")
-HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+from skill_text import HEADING, numbered_skill_lines
+
 FILTER_HEADING = re.compile(r"filter|\brules?\b|drug[- ]?lik|lead[- ]?lik|triage|criteria|profile|cut-?offs?|thresholds?",
                             re.I)
 ALIASES = (
@@ -26,26 +25,6 @@ STEREO_CUE = re.compile(r"\b(?:(distinct|different|separate\w*|keep\w*|kept|reta
                         r"(ignor\w*|strip\w*|drop\w*|remov\w*|discard\w*|collaps\w*|merg\w*|same (?:compound|molecule|parent)))\b",
                         re.I)
 NEGATION = re.compile(r"\b(not|never|no|don't|do not)\b[\w\s]{0,25}$", re.I)
-
-
-def skill_lines():
-    """(line number, text) of SKILL.md after the front matter and outside code fences."""
-    paths = sorted(glob.glob("/skills/*/SKILL.md"))
-    if not paths:
-        raise SystemExit("no skill installed under /skills")
-    with open(paths[0], encoding="utf-8-sig") as handle:
-        lines = handle.read().replace("\r\n", "\n").split("\n")
-    start = 0
-    if lines and lines[0].strip() == "---":
-        start = next((i + 1 for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
-    out, fenced = [], False
-    for index in range(start, len(lines)):
-        if FENCE.match(lines[index]):
-            fenced = not fenced
-            continue
-        if not fenced:
-            out.append((index + 1, lines[index]))
-    return out
 
 
 def parse_filter_rule(lines):
@@ -91,14 +70,14 @@ def parse_stereo_policy(lines):
 
 
 def filter_rule():
-    found = parse_filter_rule(skill_lines())
+    found = parse_filter_rule(numbered_skill_lines())
     if found is None:
         raise SystemExit("the skill states no filter thresholds")
     return found[0]
 
 
 def stereo_policy():
-    found = parse_stereo_policy(skill_lines())
+    found = parse_stereo_policy(numbered_skill_lines())
     if found is None:
         raise SystemExit("the skill states no stereo policy")
     return found[0]

@@ -1,10 +1,10 @@
 # --- audit rules shared by the scanners: scope (from the skill when it sets it), severities, config files ---
-import glob
 import json
 import os
 import re
 
-FENCE = re.compile(r"^\s*(```|~~~)")
+from skill_text import skill_lines
+
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 EXCLUSION_TITLE = re.compile(r"\bnot\b|\bexclu|\bskip|\bignore|out of scope|false positives?", re.I)
 QUOTED_DIR = re.compile(r"`([\w.-]+)/`")
@@ -17,26 +17,6 @@ SEVERITY = {"fallback-secret": "critical", "hardcoded-credential": "critical", "
 PRODUCTION_ENV = "deploy/production.env"
 WEAK_PROTOCOLS = {"sslv2", "sslv3", "tlsv1", "tlsv1.1"}
 WEAK_SUITES = re.compile(r"RC4|DES|NULL|EXPORT|MD5", re.I)
-
-
-def skill_lines():
-    """SKILL.md lines after the front matter and outside code fences; fails without the skill."""
-    paths = sorted(glob.glob("/skills/*/SKILL.md"))
-    if not paths:
-        raise SystemExit("no skill installed under /skills")
-    with open(paths[0], encoding="utf-8-sig") as handle:
-        lines = handle.read().replace("\r\n", "\n").split("\n")
-    start = 0
-    if lines and lines[0].strip() == "---":
-        start = next((i + 1 for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
-    out, fenced = [], False
-    for index in range(start, len(lines)):
-        if FENCE.match(lines[index]):
-            fenced = not fenced
-            continue
-        if not fenced:
-            out.append(lines[index])
-    return out
 
 
 def exclusion_rules():

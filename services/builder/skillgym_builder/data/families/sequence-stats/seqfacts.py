@@ -1,34 +1,14 @@
 # --- reading the sequencing QC rules from the installed skill (python3 standard library) ---
-import glob
 import re
 
-FENCE = re.compile(r"^\s*(```|~~~)")
+from skill_text import numbered_skill_lines
+
 QUALITY = re.compile(r"\b(?:mean|average)\b[^.\n]{0,40}?\b(?:quality|phred|Q)\b[^.\n]{0,40}?"
                      r"(?:below|under|less than|lower than|<)\s*(?:Q|phred\s*)?(\d+)\b", re.I)
 ORF_MIN = re.compile(r"\bORFs?\b[^.\n]{0,60}?(?:at least|>=|≥|minimum(?: length)?(?: of)?|shorter than|fewer than)\s*"
                      r"(\d+)\s*(?:codons|amino acids|aa|residues)\b", re.I)
 TABLE = re.compile(r"\b(?:translation|codon|genetic[- ]code)\s+table\s+(\d+)\b|\btransl_table\s*=\s*(\d+)", re.I)
 SUPPORTED_TABLES = (1, 4, 11)  # tables where ATG is the only codon read as M
-
-
-def skill_lines():
-    """(line number, text) of SKILL.md after the front matter and outside code fences."""
-    paths = sorted(glob.glob("/skills/*/SKILL.md"))
-    if not paths:
-        raise SystemExit("no skill installed under /skills")
-    with open(paths[0], encoding="utf-8-sig") as handle:
-        lines = handle.read().replace("\r\n", "\n").split("\n")
-    start = 0
-    if lines and lines[0].strip() == "---":
-        start = next((i + 1 for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
-    out, fenced = [], False
-    for index in range(start, len(lines)):
-        if FENCE.match(lines[index]):
-            fenced = not fenced
-            continue
-        if not fenced:
-            out.append((index + 1, lines[index]))
-    return out
 
 
 def _first(lines, pattern, accept=lambda value: True):
@@ -59,7 +39,7 @@ def parse_table(lines):
 
 
 def _required(parser, what):
-    found = parser(skill_lines())
+    found = parser(numbered_skill_lines())
     if found is None:
         raise SystemExit(f"the skill states no {what}")
     return found[0]

@@ -1,8 +1,8 @@
 # --- reading the installed skill's authoring rules (python3 standard library) ---
-import glob
 import re
 
-FENCE = re.compile(r"^\s*(```|~~~)")
+from skill_text import skill_lines
+
 DESCRIPTION_LIMIT = re.compile(r"\b(\d{2,5})\s*(?:characters|chars)\b", re.I)
 KEY_CUE = re.compile(r"\b(allowed|permitted|supported)\b.*\b(keys|fields|properties)\b", re.I)
 KEY_TOKEN = re.compile(r"`([a-z][a-z0-9-]*)`")
@@ -10,30 +10,6 @@ ARCHIVE_CUE = re.compile(r"\b(packag\w*|archives?|bundled?)\b", re.I)
 EXTENSION = re.compile(r"`[^`\s]*?(\.[a-z][a-z0-9]{1,7})`")
 NOT_ARCHIVES = {".md", ".py", ".sh", ".json", ".yaml", ".yml", ".txt", ".js", ".ts", ".toml", ".html", ".csv",
                 ".gz", ".tgz", ".tar", ".bz2", ".xz", ".7z", ".rar"}
-
-
-def skill_root():
-    paths = sorted(glob.glob("/skills/*/SKILL.md"))
-    if not paths:
-        raise SystemExit("no skill installed under /skills")
-    return paths[0][: -len("/SKILL.md")]
-
-
-def skill_lines():
-    """SKILL.md lines after the front matter and outside code fences; fails without the skill."""
-    with open(skill_root() + "/SKILL.md", encoding="utf-8-sig") as handle:
-        lines = handle.read().replace("\r\n", "\n").split("\n")
-    start = 0
-    if lines and lines[0].strip() == "---":
-        start = next((i + 1 for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
-    out, fenced = [], False
-    for index in range(start, len(lines)):
-        if FENCE.match(lines[index]):
-            fenced = not fenced
-            continue
-        if not fenced:
-            out.append(lines[index])
-    return out
 
 
 def description_max():
