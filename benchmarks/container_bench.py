@@ -40,7 +40,9 @@ from skillgym_core.taskrun import TaskRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "container_bench.json"
-CONF = ROOT / ".cache" / "services" / "containers" / "containers.conf"
+CONF = (Path(os.environ.get("SKILLGYM_SERVICES_DIR")
+             or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "skillgym" / "services")
+        / "containers" / "containers.conf")
 LIMITS = Limits(wall_s=60, memory_mb=512, pids=128)
 TARGET = 1.2
 

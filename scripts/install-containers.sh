@@ -6,13 +6,12 @@
 #   - localhost/skillgym-base/debian:bookworm: `debootstrap --variant=minbase` of bookworm from
 #     the machine's Debian mirror, kept as a tarball in $DEST so a later run only re-imports it
 #   - localhost/skillgym-base/python:3.11: that image plus Debian's python3 (3.11) and pip
-# DEST: SKILLGYM_SERVICES_DIR/containers (default .cache/services/containers). Idempotent.
+# DEST: SKILLGYM_SERVICES_DIR/containers (default ~/.cache/skillgym/services/containers). Idempotent.
 #
 # Cold: about 2 minutes on 2 cores (apt, debootstrap, the python image); warm: a second.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-DEST="${SKILLGYM_SERVICES_DIR:-$ROOT/.cache/services}/containers"
+DEST="${SKILLGYM_SERVICES_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skillgym/services}/containers"
 SUITE="bookworm"
 BASE_REPO="localhost/skillgym-base"
 

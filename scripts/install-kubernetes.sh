@@ -5,14 +5,14 @@
 #   - etcd from go.etcd.io/etcd/server/v3 (scripts/kubernetes/etcd)
 #   - kwok, which simulates nodes and drives pod phases, with its published stage configs
 # all from the Go module proxy, into $DEST/kubernetes/ (DEST: SKILLGYM_SERVICES_DIR, default
-# .cache/services). Idempotent: a build whose inputs (go.mod, go.sum, this script) have not
+# ~/.cache/skillgym/services). Idempotent: a build whose inputs (go.mod, go.sum, this script) have not
 # changed is skipped; Go's own build and module caches make a rebuild after a change quick.
 #
 # Cold: about 10-14 minutes on 2 cores (kube-apiserver is most of it); warm: seconds.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-DEST="${SKILLGYM_SERVICES_DIR:-$ROOT/.cache/services}/kubernetes"
+DEST="${SKILLGYM_SERVICES_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skillgym/services}/kubernetes"
 MODULES="$ROOT/scripts/kubernetes"
 KUBERNETES_VERSION="v1.34.2"
 KWOK_VERSION="v0.8.0"

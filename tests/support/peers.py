@@ -1,5 +1,5 @@
 """Another project's own client library, installed once into a virtual environment of its own
-under ``.cache/peers/`` (kept out of the project's environment, whose dependencies it would
+under ``~/.cache/skillgym/peers/`` (beside the test services, kept out of the project's environment, whose dependencies it would
 otherwise change), to check SkillGym against it from a subprocess."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.support.services import REPO_ROOT
+from tests.support.services import SERVICES_DIR
 
-PEERS_DIR = REPO_ROOT / ".cache" / "peers"
+PEERS_DIR = SERVICES_DIR.parent / "peers"
 
 
 class PeerInstallError(RuntimeError):

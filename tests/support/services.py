@@ -2,7 +2,7 @@
 
 Every server runs as a child process bound to 127.0.0.1 on free ports, keeps its
 files and log inside the given work directory and is stopped by its own PID.
-Binaries come from ``scripts/install-services.sh`` (``.cache/services/``).
+Binaries come from ``scripts/install-services.sh`` (``~/.cache/skillgym/services/``).
 No pytest dependency: usable from scripts as well as from fixtures.
 """
 
@@ -31,7 +31,8 @@ from types import TracebackType
 from typing import Any, Self
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SERVICES_DIR = Path(os.environ.get("SKILLGYM_SERVICES_DIR", REPO_ROOT / ".cache" / "services"))
+SERVICES_DIR = Path(os.environ.get("SKILLGYM_SERVICES_DIR")
+                    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "skillgym" / "services")
 INSTALL_HINT = "run scripts/install-services.sh first"
 
 
