@@ -93,6 +93,7 @@ def _library_patched(workspace: Path) -> None:
     ("density ignored", _page(r"constrain\(params\.density, 0, 1\)", "0.5")),
     ("p5.js from the CDN", _page(r'"\.\./lib/p5\.min\.js"', '"https://cdn.jsdelivr.net/npm/p5@1.9.0/lib/p5.min.js"')),
     ("a second script file", _page(r"</head>", '<script src="extra.js"></script></head>')),
+    ("a drawing that never ends", _page(r"randomSeed\(params\.seed\);", "randomSeed(params.seed); for (;;) {}")),
     ("gallery files swapped", _gallery_swapped),
     ("p5.js replaced", _library_patched),
 ])
