@@ -33,6 +33,7 @@ from skillgym_core.sandbox.runio import RunIO, read_info
 from skillgym_core.sandbox.spawn import popen_user_args, prlimit_prefix, reap_cgroup
 
 SIGNAL_EXIT_BASE = 128
+SETUP_ALLOWANCE_S = 60.0
 
 
 def _stderr_of(proc: subprocess.Popen[bytes]) -> str:
@@ -161,7 +162,6 @@ class LocalSandbox:
         stdin: bytes | None,
         started: float,
     ) -> SandboxResult:
-        deadline = started + limits.wall_s
         info_r, info_w = os.pipe()
         block_r, block_w = os.pipe()
         cgroup: RunCgroup | None = None
@@ -199,13 +199,12 @@ class LocalSandbox:
                 os.close(info_w)
                 os.close(block_r)
                 info_w = block_r = -1
-                info = read_info(info_r, deadline)
+                info = read_info(info_r, time.monotonic() + SETUP_ALLOWANCE_S)
                 if info is None or "child-pid" not in info:
                     proc.kill()
                     _, err = proc.communicate()
-                    raise SandboxError(
-                        f"bwrap did not start: {err.decode(errors='replace').strip()}", reason="bwrap_failed"
-                    )
+                    why = err.decode(errors="replace").strip() or f"no namespace within {SETUP_ALLOWANCE_S:g} s"
+                    raise SandboxError(f"bwrap did not start: {why}", reason="bwrap_failed")
                 init_pid = int(info["child-pid"])
                 if cgroup is not None and limits.cpus is not None:
                     cgroup.limit_cpus(limits.cpus)
@@ -219,6 +218,8 @@ class LocalSandbox:
                     raise SandboxError(
                         f"bwrap exited during set-up: {_stderr_of(proc)}", reason="bwrap_failed"
                     ) from None
+                # the wall clock is the command's: namespace and mount set-up on a loaded host is not its time
+                deadline = time.monotonic() + limits.wall_s
                 run = RunIO(proc, init_pid, limits, cgroup)
                 run.pump(stdin, deadline)
                 try:

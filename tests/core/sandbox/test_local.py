@@ -264,6 +264,12 @@ def test_runs_are_counted_in_metrics(sandbox: LocalSandbox, workspace: Path) -> 
     assert SANDBOX_RUNS.labels("local", "timeout")._value.get() == before + 1
 
 
+def test_the_wall_clock_counts_the_command_not_the_sandbox_set_up(sandbox: LocalSandbox, workspace: Path) -> None:
+    # bwrap needs longer than 10 ms to build the namespaces; the limit still ends the command, not the set-up
+    result = sandbox.run(["sleep", "5"], mounts=app(workspace), limits=Limits(wall_s=0.01))
+    assert result.outcome is Outcome.TIMEOUT and result.duration_s < 5
+
+
 def test_rlimit_fallback_without_cgroups(workspace: Path) -> None:
     fallback = LocalSandbox(use_cgroups=False)
     info = fallback.describe()
