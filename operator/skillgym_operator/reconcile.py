@@ -57,11 +57,13 @@ def next_run_status(
             patch["artifacts"] = sandbox_artifacts(output_prefix, mounts)
         return patch
     if verdict.phase != current.get("phase"):
-        patch = {"phase": verdict.phase, "message": verdict.message or verdict.phase.lower()}
+        patch = {"phase": verdict.phase, "reason": verdict.reason, "message": verdict.message or verdict.phase.lower()}
         if verdict.phase == "Running" and not current.get("startedAt"):
             patch["startedAt"] = stamp
             patch["conditions"] = set_condition(conditions, "Started", True, "PodRunning", "", stamp)
         return patch
+    if verdict.message and verdict.message != current.get("message"):
+        return {"reason": verdict.reason, "message": verdict.message}  # why it still waits, as the cluster says
     return {}
 
 

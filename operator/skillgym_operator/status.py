@@ -11,6 +11,8 @@ from skillgym_operator.resources import FETCH_CONTAINER, PUSH_CONTAINER, RUN_CON
 # Waiting reasons that no amount of waiting fixes.
 FATAL_WAITING = frozenset({"InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError"})
 KILL_SIGNALS = frozenset({137, 143})
+# Waiting reasons worth telling the run's owner while it waits (they may clear on their own).
+STALLED_WAITING = frozenset({"ErrImagePull", "ImagePullBackOff"})
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,19 @@ def _waiting_reason(container: dict[str, Any] | None) -> str:
     return str(((container or {}).get("state") or {}).get("waiting", {}).get("reason") or "")
 
 
+def _stalled(status: dict[str, Any], containers: Iterable[dict[str, Any]]) -> tuple[str, str]:
+    """Why a pod that has not started its command is held up, if the cluster says: the
+    scheduler found no node, or an image cannot be pulled (``("", "")`` when nothing is wrong)."""
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return str(condition.get("reason") or "Unschedulable"), str(condition.get("message") or "")
+    for container in containers:
+        waiting = (container.get("state") or {}).get("waiting") or {}
+        if waiting.get("reason") in STALLED_WAITING:
+            return str(waiting["reason"]), f"{container.get('name', '')}: {waiting.get('message', '')}".strip(": ")
+    return "", ""
+
+
 def pod_verdict(pod: dict[str, Any]) -> PodVerdict:
     status = pod.get("status") or {}
     phase = status.get("phase") or "Pending"
@@ -73,7 +88,9 @@ def pod_verdict(pod: dict[str, Any]) -> PodVerdict:
     if phase in ("Pending", "Unknown") or run_done is None:
         if phase in ("Succeeded", "Failed"):
             return PodVerdict("Failed", "error", None, "NoResult", "the command never ran", True, True)
-        return PodVerdict("Running" if phase == "Running" else "Pending")
+        if phase == "Running":
+            return PodVerdict("Running")
+        return PodVerdict("Pending", None, None, *_stalled(status, (*inits.values(), *containers.values())))
 
     exit_code = int(run_done.get("exitCode", -1))
     termination_message = (run_done.get("message") or "").strip()

@@ -127,6 +127,25 @@ def test_pod_success_completes_the_run_and_cleans_the_pod(apiserver: ApiServer, 
     wait_for(lambda: "run-ok-a1" not in apiserver.objects("v1/pods", NAMESPACE), what="pod cleanup")
 
 
+UNSCHEDULABLE = "0/3 nodes are available: 3 node(s) had untolerated taint {skillgym.io/sandbox: true}."
+
+
+def test_a_pod_the_cluster_cannot_start_says_why_in_its_runs_status(apiserver: ApiServer, operator: Any) -> None:
+    create(apiserver, "sandboxruns", sandbox_run("run-stuck"))
+    wait_for(lambda: "run-stuck-a1" in apiserver.objects("v1/pods", NAMESPACE), what="pod")
+    unschedulable = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": UNSCHEDULABLE}
+    set_pod_status(apiserver, "run-stuck-a1", {"phase": "Pending", "conditions": [unschedulable]})
+    status = wait_for(lambda: (s := status_of(apiserver, "sandboxruns", "run-stuck")).get("reason") and s, what="why")
+    assert (status["phase"], status["reason"], status["message"]) == ("Pending", "Unschedulable", UNSCHEDULABLE)
+    pulling = container("run", {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}})
+    set_pod_status(apiserver, "run-stuck-a1", {"phase": "Pending", "conditions": [], "containerStatuses": [pulling]})
+    wait_for(lambda: status_of(apiserver, "sandboxruns", "run-stuck").get("reason") == "ImagePullBackOff", what="pull")
+    assert status_of(apiserver, "sandboxruns", "run-stuck")["message"] == "run: Back-off pulling image"
+    set_pod_status(apiserver, "run-stuck-a1", {"phase": "Running", "containerStatuses": [container("run", {"running": {}})]})
+    status = wait_for(lambda: (s := status_of(apiserver, "sandboxruns", "run-stuck")).get("phase") == "Running" and s)
+    assert status["reason"] == ""  # no longer held up
+
+
 def test_command_failure_and_wall_timeout_map_to_outcomes(apiserver: ApiServer, operator: Any) -> None:
     create(apiserver, "sandboxruns", sandbox_run("run-fail"))
     create(apiserver, "sandboxruns", sandbox_run("run-slow"))

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from skillgym_operator.reconcile import cleanup_due, next_run_status, now_iso, retry_due
+from skillgym_operator.runs.reconciler import nothing_new
 from skillgym_operator.status import (
     build_state,
     checkpoint_keys,
@@ -18,6 +19,9 @@ from skillgym_operator.status import (
 )
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
+RETRY_ARGS: dict[str, Any] = {
+    "max_attempts": 1, "backoff_s": 1.0, "backoff_max_s": 1.0, "output_prefix": "p", "mounts": [], "now": NOW,
+}
 
 
 def term(name: str, code: int, message: str = "", reason: str = "Completed") -> dict[str, Any]:
@@ -55,6 +59,8 @@ def pod(
         (pod("Failed", reason="Evicted"), ("Failed", "killed", None, True, True)),
         ({"status": {"phase": "Pending"}}, ("Pending", None, None, False, False)),
         ({}, ("Pending", None, None, False, False)),
+        (pod("Pending", conditions=[{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]),
+         ("Pending", None, None, False, False)),
     ],
 )
 def test_pod_verdicts(body: dict[str, Any], expected: tuple[Any, ...]) -> None:
@@ -141,3 +147,27 @@ def test_build_and_training_states() -> None:
 def test_checkpoint_keys_group_files_by_directory() -> None:
     keys = ["t/r/checkpoints/step-2/a", "t/r/checkpoints/step-2/sub/b", "t/r/checkpoints/step-10/a", "t/r/other"]
     assert checkpoint_keys("t/r/", keys) == ["t/r/checkpoints/step-10", "t/r/checkpoints/step-2"]
+
+
+def test_a_pending_pod_says_what_holds_it_up() -> None:
+    placed = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/2 nodes are available"}
+    verdict = pod_verdict(pod("Pending", conditions=[placed]))
+    assert (verdict.phase, verdict.reason, verdict.message) == ("Pending", "Unschedulable", "0/2 nodes are available")
+    pulling = {"name": "run", "state": {"waiting": {"reason": "ErrImagePull", "message": "not found"}}}
+    verdict = pod_verdict(pod("Pending", pulling))
+    assert (verdict.reason, verdict.message) == ("ErrImagePull", "run: not found")
+    creating = {"name": "run", "state": {"waiting": {"reason": "ContainerCreating"}}}
+    assert pod_verdict(pod("Pending", creating)).message == ""  # the normal way to start
+    assert not pod_verdict(pod("Pending", pulling)).terminal  # a pull may yet succeed
+
+
+def test_a_new_reason_to_wait_is_written_once() -> None:
+    pending = {"phase": "Pending", "attempt": 1, "message": "pod created"}
+    verdict = pod_verdict(pod("Pending", conditions=[
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "no nodes"}]))
+    patch = next_run_status(pending, verdict, **RETRY_ARGS)
+    assert patch == {"reason": "Unschedulable", "message": "no nodes"}
+    assert next_run_status({**pending, **patch}, verdict, **RETRY_ARGS) == {}
+    assert nothing_new({**pending, **patch}, 1, verdict) and not nothing_new(pending, 1, verdict)
+    running = next_run_status({**pending, **patch}, pod_verdict(pod("Running")), **RETRY_ARGS)
+    assert (running["phase"], running["reason"]) == ("Running", "")

@@ -51,6 +51,8 @@ def nothing_new(status: dict[str, Any], attempt: int, verdict: PodVerdict) -> bo
     known_attempt = int(status.get("attempt") or 0)
     if attempt < known_attempt:
         return True
+    if verdict.message and verdict.message != status.get("message"):
+        return False
     return bool(known_attempt == attempt and not verdict.terminal and verdict.phase == phase)
 
 

@@ -49,6 +49,17 @@ SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/
 RETRIABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
+def waiting_note(status: dict[str, Any]) -> str:
+    """What a run's status says it last waited on (``"; it was Pending (Unschedulable): 0/3 nodes
+    are available ..."``), for errors that would otherwise only say that time ran out."""
+    phase = status.get("phase")
+    if not phase:
+        return ""
+    reason = f" ({status['reason']})" if status.get("reason") else ""
+    message = f": {status['message']}" if status.get("message") else ""
+    return f"; it was {phase}{reason}{message}"
+
+
 class KubernetesSandboxSettings(CommonSettings):
     k8s_namespace: str = Field("", description="namespace for SandboxRuns; empty: the pod's own, else default")
     k8s_sandbox_image: str = Field("", description="task image; empty lets the operator use its default")
@@ -308,9 +319,10 @@ class KubernetesSandbox:
             finally:
                 watch.stop()
         raise SandboxError(
-            f"SandboxRun {run_name} did not finish in {timeout_s:.0f}s",
+            f"SandboxRun {run_name} did not finish in {timeout_s:.0f}s{waiting_note(last)}",
             reason="run_deadline",
             last_phase=last.get("phase"),
+            last_reason=last.get("reason"),
         )
 
     def result(

@@ -20,7 +20,15 @@ from skillgym_core.errors import ArtifactNotFound, SandboxError
 from skillgym_core.metrics import SANDBOX_RUNS, SANDBOX_SECONDS
 from skillgym_core.sandbox import steps
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, SandboxResult
-from skillgym_core.sandbox.kubernetes import GROUP, PLURAL, TERMINAL, VERSION, KubernetesSandbox, split_root
+from skillgym_core.sandbox.kubernetes import (
+    GROUP,
+    PLURAL,
+    TERMINAL,
+    VERSION,
+    KubernetesSandbox,
+    split_root,
+    waiting_note,
+)
 from skillgym_core.store.base import get_json, put_json
 
 REPLY_SLACK_S = 30.0  # a step's reply may take this long beyond its own timeout (store round trips)
@@ -69,7 +77,7 @@ class KubernetesSession:
         session = cls(sandbox, run_name, split_root(mounts)[0], list(record["mountSpecs"]), 1, True)
         sent = [n for key in sandbox.store.list(steps.steps_prefix(session.channel)) if (n := steps.step_of(key))]
         session.next_step = max(sent, default=0) + 1
-        phase = session._phase()
+        phase = session._status().get("phase", "Gone")
         if phase in TERMINAL or phase == "Gone":
             raise SandboxError(f"session {run_name} ended ({phase}) while no one followed it", reason="session_lost")
         return session
@@ -117,6 +125,7 @@ class KubernetesSession:
     def _await_reply(self, step: int, deadline: float) -> dict[str, Any]:
         key = steps.reply_key(self.channel, step)
         pause, checked = 0.01, time.monotonic()
+        status: dict[str, Any] = {}
         while time.monotonic() < deadline:
             try:
                 return dict(get_json(self.sandbox.store, key))
@@ -124,24 +133,30 @@ class KubernetesSession:
                 pass
             if time.monotonic() - checked >= STATUS_EVERY_S:
                 checked = time.monotonic()
-                phase = self._phase()
+                status = self._status()
+                phase = status.get("phase", "Gone")
                 if phase in TERMINAL or phase == "Gone":
                     raise SandboxError(f"session {self.run_name} ended ({phase}) before step {step} was answered",
                                        reason="session_ended")  # fmt: skip
             time.sleep(pause)
             pause = min(0.2, pause * 1.5)
-        raise SandboxError(f"no reply to step {step} of session {self.run_name} in time", reason="step_deadline")
+        raise SandboxError(f"no reply to step {step} of session {self.run_name} in time{waiting_note(status)}",
+                           reason="step_deadline")  # fmt: skip
 
-    def _phase(self) -> str:
-        """The run's phase, "Gone" once it is deleted (read by listing: the client's role has no get)."""
+    def _status(self) -> dict[str, Any]:
+        """The run's status (phase "Pending" until the operator writes one, "Unknown" when the API
+        cannot be read), ``{}`` once the run is deleted. Read by listing: the client's role has no get."""
         try:
             listed: Any = self.sandbox.api.list_namespaced_custom_object(
                 GROUP, VERSION, self.sandbox.namespace, PLURAL, field_selector=f"metadata.name={self.run_name}")
         except ApiException:
-            return "Unknown"
+            return {"phase": "Unknown"}
         # Filtered here too: a server may ignore the field selector.
         items = [i for i in listed.get("items") or [] if (i.get("metadata") or {}).get("name") == self.run_name]
-        return str((items[0].get("status") or {}).get("phase") or "Pending") if items else "Gone"
+        if not items:
+            return {}
+        status = dict(items[0].get("status") or {})
+        return {**status, "phase": str(status.get("phase") or "Pending")}
 
     def _result(self, body: dict[str, Any], duration_s: float) -> SandboxResult:
         try:

@@ -4,10 +4,13 @@ operator turns them into pods, and a stand-in kubelet runs those pods for real."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import kubernetes
 import pytest
 from skillgym_core.archive import pack_dir
 from skillgym_core.errors import SandboxError
+from skillgym_core.sandbox import kubernetes_session
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, Sandbox
 from skillgym_core.sandbox.kubernetes import KubernetesSandbox, unpacked_mb
 from skillgym_core.sandbox.kubernetes_session import KubernetesSession
@@ -167,6 +170,30 @@ def test_a_session_keeps_one_pod_warm_for_all_its_commands(
     assert (workspace / "answer.txt").read_text() == "7\n" and (workspace / "note.txt").read_text() == "kept\n"
     assert not list(store.list("sandbox/runs/"))
     wait_for(lambda: not apiserver.objects("skillgym.io/v1alpha1/sandboxruns", NAMESPACE), what="run deleted")
+
+
+def test_a_session_whose_pod_cannot_be_placed_says_why_when_its_step_times_out(
+    apiserver: ApiServer,  # noqa: F811
+    operator: Any,  # noqa: F811
+    store: LocalStore,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(kubernetes_session, "REPLY_SLACK_S", 1.0)
+    monkeypatch.setattr(kubernetes_session, "STATUS_EVERY_S", 0.2)
+    sandbox = KubernetesSandbox(store, namespace=NAMESPACE, api_client=apiserver.api_client, start_slack_s=4)
+    session = open_session(sandbox, mounts=[Mount(tmp_path, "/app", writable=True)], workdir="/app", env=None,
+                           limits=Limits(wall_s=60), idle_s=60)  # fmt: skip
+    pod = next(iter(wait_for(lambda: apiserver.objects("v1/pods", NAMESPACE), what="pod")))
+    why = "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+    kubernetes.client.CoreV1Api(apiserver.api_client).patch_namespaced_pod_status(pod, NAMESPACE, {"status": {
+        "phase": "Pending",
+        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": why}],
+    }})  # fmt: skip
+    result = session.run("true", timeout_s=1)
+    assert result.outcome is Outcome.SANDBOX_ERROR and result.detail["reason"] == "step_deadline"
+    assert f"it was Pending (Unschedulable): {why}" in result.stderr
+    session.close(keep_files=False)
 
 
 def test_a_session_resumes_from_its_record_and_can_be_discarded(
