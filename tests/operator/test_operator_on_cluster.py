@@ -7,6 +7,7 @@ server's view."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,22 @@ def test_failure_deadline_and_eviction_map_to_outcomes_and_retries(cluster: Clus
         "Failed", "killed", "Evicted", 2)
     events = cluster.core.list_namespaced_event(cluster.namespace).items
     assert any(e.involved_object.name == "run-evicted" for e in events)
+
+
+def test_a_run_no_node_can_take_carries_the_schedulers_reason(
+    kube: KubeCluster, kube_namespace: str, service_account: str, cluster: Cluster, tmp_path: Path
+) -> None:
+    settings = {"SKILLGYM_OPERATOR_SANDBOX_NODE_SELECTOR": json.dumps({POOL_LABEL: "no-such-pool"})}
+    process = OperatorProcess(kube, kube_namespace, service_account, tmp_path, settings=settings).start()
+    try:
+        process.wait_watching()
+        cluster.create("sandboxruns", sandbox_run("run-nowhere"))
+        status = wait_for(lambda: (s := cluster.status("sandboxruns", "run-nowhere")).get("reason") and s, 60,
+                          what="the scheduler's reason")  # fmt: skip
+    finally:
+        process.stop()
+    assert (status["phase"], status["reason"]) == ("Pending", "Unschedulable")
+    assert status["message"].startswith("0/") and "node affinity/selector" in status["message"], status
 
 
 def test_a_training_job_becomes_an_indexed_job_on_the_gpu_pool(cluster: Cluster, operator: OperatorProcess) -> None:
