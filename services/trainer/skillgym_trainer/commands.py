@@ -65,15 +65,16 @@ def resolve_base_model(base_model: str) -> tuple[str, str | None]:
             package_dir, gguf_file = _smollm2_gguf()
             model, tokenizer = load_pretrained(package_dir, gguf_file)
             staging = Path(tempfile.mkdtemp(prefix="smollm2-", dir=_ensure(converted.parent)))
-            for param in model.parameters():
-                param.data = param.data.to(torch.bfloat16)
-            model.config.dtype = torch.bfloat16
-            model.save_pretrained(str(staging))
-            tokenizer.save_pretrained(str(staging))
-            if converted.exists():  # another process converted it meanwhile
-                shutil.rmtree(staging)
-            else:
-                staging.rename(converted)
+            try:
+                for param in model.parameters():
+                    param.data = param.data.to(torch.bfloat16)
+                model.config.dtype = torch.bfloat16
+                model.save_pretrained(str(staging))
+                tokenizer.save_pretrained(str(staging))
+                if not converted.exists():  # else another process converted it meanwhile
+                    staging.rename(converted)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
         return str(converted), None
     if not Path(base_model).is_dir():
         raise TrainingError(
@@ -120,10 +121,14 @@ def load_chat_splits(
     path = Path(dataset)
     if store is not None and not path.exists():
         dataset_id = str(dataset).removeprefix("datasets/").strip("/")
-        local = Path(tempfile.mkdtemp(prefix="dataset-"))
-        if download_prefix(store, f"datasets/{dataset_id}", local) == 0:
-            raise DatasetError(f"no dataset {dataset_id} in {store.describe()}", dataset=dataset_id)
-        path = local
+        with tempfile.TemporaryDirectory(prefix="dataset-") as local:
+            if download_prefix(store, f"datasets/{dataset_id}", Path(local)) == 0:
+                raise DatasetError(f"no dataset {dataset_id} in {store.describe()}", dataset=dataset_id)
+            return _read_splits(Path(local))
+    return _read_splits(path)
+
+
+def _read_splits(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     if not path.exists():
         raise DatasetError(f"{path}: no such dataset file or folder", reason="dataset_not_found", path=str(path))
     if path.is_file():

@@ -92,19 +92,22 @@ def run(args: argparse.Namespace, settings: TrainerSettings | None = None) -> Tr
     spec = spec_from(trainer, deepspeed, args.base_model, args.resume)
     train_rows, eval_rows = load_rows(store, args.dataset_key)
     prefix = args.output_prefix.rstrip("/")
-    workdir = Path(tempfile.mkdtemp(prefix="training-"))
-    out_dir = workdir / "out"
-    if args.resume:
-        download_prefix(store, f"{prefix}/checkpoints", out_dir / "checkpoints")
 
     def mirror(directory: Path) -> None:
         upload_dir(store, directory, f"{prefix}/checkpoints/{directory.name}")
 
-    result = run_sft(
-        train_rows, spec, out_dir, workdir / "cache", eval_rows, on_checkpoint=mirror, rank=rank, world_size=world
-    )
+    # once the model is uploaded, a failure to clean up must not fail the job
+    with tempfile.TemporaryDirectory(prefix="training-", ignore_cleanup_errors=True) as work:
+        workdir = Path(work)
+        out_dir = workdir / "out"
+        if args.resume:
+            download_prefix(store, f"{prefix}/checkpoints", out_dir / "checkpoints")
+        result = run_sft(
+            train_rows, spec, out_dir, workdir / "cache", eval_rows, on_checkpoint=mirror, rank=rank, world_size=world
+        )
+        if rank == 0:
+            upload_dir(store, out_dir, f"{prefix}/checkpoint")
     if rank == 0:
-        upload_dir(store, out_dir, f"{prefix}/checkpoint")
         metrics_key = put_json(store, f"{prefix}/metrics.json", result.to_dict())
         run_id = os.environ.get("SKILLGYM_TRAINING_JOB") or prefix.rsplit("/", 1)[-1]
         completed = TrainingCompleted(

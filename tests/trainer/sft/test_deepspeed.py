@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 import torch
 from skillgym_core.store.local import LocalStore
+from skillgym_trainer import distributed
 from skillgym_trainer.curation.build import CurationConfig, build_dataset
 from skillgym_trainer.distributed import parse_args, run
+from skillgym_trainer.errors import TrainingError
 from skillgym_trainer.export import atif_to_chat
 from skillgym_trainer.settings import TrainerSettings
 from skillgym_trainer.sft.deepspeed_engine import build_config, load_config
@@ -51,7 +54,7 @@ def test_zero2_and_zero3_match_the_plain_loop(tmp_path: Path) -> None:
         assert curves[engine] == pytest.approx(curves["plain"], rel=1e-4, abs=1e-4)
 
 
-def test_training_job_entry_point_trains_mirrors_and_resumes(tmp_path: Path) -> None:
+def _job(tmp_path: Path) -> tuple[LocalStore, TrainerSettings, list[str]]:
     store = LocalStore(tmp_path / "store")
     populate(store)
     published = build_dataset(store, CurationConfig(eval_fraction=0.2))
@@ -66,11 +69,26 @@ def test_training_job_entry_point_trains_mirrors_and_resumes(tmp_path: Path) -> 
         "--deepspeed-config", str(deepspeed_json),
         "--output-prefix", "training/job-1",
     ]  # fmt: skip
+    return store, settings, argv
+
+
+def _scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    return scratch
+
+
+def test_training_job_entry_point_trains_mirrors_and_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, settings, argv = _job(tmp_path)
+    trainer_json = tmp_path / "trainer.json"
+    scratch = _scratch(tmp_path, monkeypatch)
     trainer_json.write_text(json.dumps({"max_steps": 4, "checkpoint_every": 2, "learning_rate": 3e-3}))
     first = run(parse_args(argv), settings)
     assert store.exists("training/job-1/checkpoint/model.safetensors")
     assert store.exists("training/job-1/checkpoints/step-2/trainer_state.json")
     assert first.eval_loss_after is not None
+    assert not list(scratch.glob("training-*")), "the work directory goes once the model is uploaded"
 
     trainer_json.write_text(json.dumps({"max_steps": 6, "checkpoint_every": 2, "learning_rate": 3e-3}))
     resumed = run(parse_args([*argv, "--resume"]), settings)
@@ -78,3 +96,18 @@ def test_training_job_entry_point_trains_mirrors_and_resumes(tmp_path: Path) -> 
     assert [point["step"] for point in resumed.history] == [1, 2]
     metrics = json.loads(store.get_bytes("training/job-1/metrics.json"))
     assert metrics["resumed_from"][0]["step"] == 1
+    assert not list(scratch.glob("training-*"))
+
+
+def test_a_failed_training_job_leaves_no_work_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, settings, argv = _job(tmp_path)
+    scratch = _scratch(tmp_path, monkeypatch)
+
+    def diverged(rows: object, spec: RunSpec, out_dir: Path, *args: object, **kwargs: object) -> None:
+        (out_dir / "checkpoints").mkdir(parents=True)
+        raise TrainingError("loss is nan")
+
+    monkeypatch.setattr(distributed, "run_sft", diverged)
+    with pytest.raises(TrainingError):
+        run(parse_args(argv), settings)
+    assert list(scratch.iterdir()) == []

@@ -73,11 +73,15 @@ def run(argv: Sequence[str] | None = None, settings: TrainerSettings | None = No
     trainer = json.loads(args.trainer_config.read_text() or "{}") if args.trainer_config.is_file() else {}
     deepspeed = json.loads(args.deepspeed_config.read_text() or "{}") if args.deepspeed_config.is_file() else {}
     plan = read_plan(store, args.dataset_key)
-    out_dir = Path(tempfile.mkdtemp(prefix="grpo-")) / "out"
-    report = run_grpo(grpo_options(plan, trainer, deepspeed, args.base_model, out_dir))
-    if int(os.environ.get("RANK", "0")) == 0:
-        prefix = args.output_prefix.rstrip("/")
-        upload_dir(store, out_dir, f"{prefix}/checkpoint")
+    rank0 = int(os.environ.get("RANK", "0")) == 0
+    prefix = args.output_prefix.rstrip("/")
+    # once the policy is uploaded, a failure to clean up must not fail the job
+    with tempfile.TemporaryDirectory(prefix="grpo-", ignore_cleanup_errors=True) as work:
+        out_dir = Path(work) / "out"
+        report = run_grpo(grpo_options(plan, trainer, deepspeed, args.base_model, out_dir))
+        if rank0:
+            upload_dir(store, out_dir, f"{prefix}/checkpoint")
+    if rank0:
         metrics_key = put_json(store, f"{prefix}/metrics.json", report.model_dump(mode="json"))
         run_id = os.environ.get("SKILLGYM_TRAINING_JOB") or prefix.rsplit("/", 1)[-1]
         bus = make_bus(settings)
