@@ -108,6 +108,10 @@ def _staging_root() -> Path:
     return owned_dir(parent, STAGING_PREFIX, mode=0o711)
 
 
+# a forked child stages below a directory of its own: its parent's goes when the parent exits
+os.register_at_fork(after_in_child=_staging_root.cache_clear)
+
+
 _persistent: dict[tuple[str, int, int], Path] = {}
 
 

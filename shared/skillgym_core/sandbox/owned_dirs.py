@@ -6,10 +6,14 @@ Naming such a directory after the process's pid alone is not enough: pids are re
 new process that happens to get a dead one's pid would walk into its leftovers (``File
 exists`` on every run). A directory is therefore tagged with the pid *and* the process's start
 time (``/proc/<pid>/stat``, clock ticks since boot), which together name one process for the
-life of the machine, and a tagged directory is stale once no process with that tag exists."""
+life of the machine, and a tagged directory is stale once no process with that tag exists.
+One that is empty when its process exits is removed then; what still holds something (a mount
+a killed run left) is the next process's to sweep."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import threading
 from functools import lru_cache
@@ -19,6 +23,7 @@ from skillgym_core.sandbox.janitor import remove_tree
 
 _lock = threading.Lock()
 _swept: set[tuple[str, str]] = set()
+_made: set[tuple[int, Path]] = set()  # (pid of the process that made it, directory)
 
 
 def _start_time(pid: int) -> str | None:
@@ -83,5 +88,22 @@ def owned_dir(parent: Path, prefix: str, *, mode: int = 0o700) -> Path:
         elif path.is_dir():  # made before by this process: nothing to do on every later call
             return path
         path.mkdir(mode=mode, exist_ok=True)
+        _made.add((os.getpid(), path))
     os.chmod(path, mode)
     return path
+
+
+def _remove_empty_own() -> None:
+    """This process's directories that are empty by now; a forked child that exits this way
+    leaves its parent's alone. ``rmdir`` removes only an empty directory and never follows a
+    link."""
+    pid = os.getpid()
+    for owner, path in list(_made):
+        if owner == pid:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
+# registered on import, before the janitor's and the staging mounts' own exit handlers (made on
+# first use): those run first, and what they clear out is empty by the time this one runs
+atexit.register(_remove_empty_own)

@@ -118,3 +118,30 @@ def test_staging_left_by_a_dead_process_with_this_pid_does_not_break_new_runs(
     finally:
         hostmounts._release_persistent()
         hostmounts._staging_root.cache_clear()
+
+
+EXITING = """
+import os, sys
+from pathlib import Path
+from skillgym_core.sandbox import hostmounts
+from skillgym_core.sandbox.owned_dirs import owned_dir
+
+parent = Path(sys.argv[1])
+empty, busy = owned_dir(parent, "proc-"), owned_dir(parent, "busy-")
+(busy / "left").mkdir()
+staging = hostmounts._staging_root()
+child = os.fork()
+if child == 0:
+    assert hostmounts._staging_root() != staging  # the child's own
+    sys.exit(0)  # an interpreter exit: its exit handlers run
+os.waitpid(child, 0)
+assert empty.is_dir() and staging.is_dir(), "a child's exit leaves its parent's directories alone"
+"""
+
+
+def test_a_process_removes_its_empty_directories_when_it_exits(tmp_path: Path) -> None:
+    env = {**os.environ, "SKILLGYM_SANDBOX_STAGING": str(tmp_path / "staging")}
+    subprocess.run([sys.executable, "-c", EXITING, str(tmp_path)], check=True, env=env, timeout=60)
+    # the empty ones are gone; the one still holding something is left to the next sweep
+    busy = next(tmp_path.glob("busy-*")).name
+    assert sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*")) == [busy, f"{busy}/left", "staging"]
