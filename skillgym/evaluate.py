@@ -18,6 +18,7 @@ import httpx
 import uvicorn
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.events import Envelope, EnvValidated, TrajectoryVerified
+from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.store.base import Store
 from skillgym_core.store.local import LocalStore, open_run_store
@@ -97,26 +98,30 @@ def evaluate_endpoint(
     from skillgym_sampler.settings import SamplerSettings
 
     store = LocalStore(out_dir / "store")
-    ctx = ServiceContext(store=store, sandbox=LocalSandbox(), scratch=Path(tempfile.mkdtemp(prefix="eval-")))
-    settings = SamplerSettings(
-        harnesses=["builtin"], llm_base_url=base_url, llm_model=model_name, max_steps=max_steps,
-        skill_conditions=list(conditions), hardening_threshold=1.0, max_hardening_rounds=0,
-    )
-    sampler = SamplerService(ctx, settings)
-    results: list[dict[str, Any]] = []
-    for task in tasks:
-        store.put_bytes(task.package_key, run_store.get_bytes(task.package_key))
-        event = Envelope.wrap(
-            EnvValidated(task_id=task.task_id, skill_id=task.skill_id, package_key=task.package_key, valid=True,
-                         category=task.category),
-            producer="evaluate",
-            correlation_id=model_name,
+    scratch = Path(tempfile.mkdtemp(prefix="eval-"))
+    try:
+        ctx = ServiceContext(store=store, sandbox=LocalSandbox(), scratch=scratch)
+        settings = SamplerSettings(
+            harnesses=["builtin"], llm_base_url=base_url, llm_model=model_name, max_steps=max_steps,
+            skill_conditions=list(conditions), hardening_threshold=1.0, max_hardening_rounds=0,
         )
-        for out in sampler.handle(event):
-            if isinstance(out, TrajectoryVerified):
-                results.append({"task_id": out.task_id, "skill_provided": out.skill_provided,
-                                "passed": out.passed, "reward": out.reward,
-                                "failure_type": out.failure_type, "trajectory_id": out.trajectory_id})
+        sampler = SamplerService(ctx, settings)
+        results: list[dict[str, Any]] = []
+        for task in tasks:
+            store.put_bytes(task.package_key, run_store.get_bytes(task.package_key))
+            event = Envelope.wrap(
+                EnvValidated(task_id=task.task_id, skill_id=task.skill_id, package_key=task.package_key, valid=True,
+                             category=task.category),
+                producer="evaluate",
+                correlation_id=model_name,
+            )
+            for out in sampler.handle(event):
+                if isinstance(out, TrajectoryVerified):
+                    results.append({"task_id": out.task_id, "skill_provided": out.skill_provided,
+                                    "passed": out.passed, "reward": out.reward,
+                                    "failure_type": out.failure_type, "trajectory_id": out.trajectory_id})
+    finally:
+        remove_tree(scratch)
     passed = sum(1 for r in results if r["passed"])
     return {"model": model_name, "runs": len(results), "passed": passed,
             "pass_rate": passed / len(results) if results else 0.0, "results": results}
