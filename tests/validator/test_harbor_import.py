@@ -4,10 +4,18 @@ containers or stored unvalidated; a broken folder is refused with its reasons an
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from skillgym_core.contracts.task import TaskDir
+from skillgym_core.sandbox import janitor
+from skillgym_core.sandbox.hostmounts import mount_volume
 from skillgym_core.store.local import LocalStore
+from skillgym_validator import harbor_import
 from skillgym_validator.harbor_import import import_tasks, task_folders
 from skillgym_validator.settings import ValidatorSettings
 
@@ -40,6 +48,36 @@ def test_without_validation_tasks_are_stored_unvalidated_and_broken_ones_refused
     stored = {k for k in store.list("tasks/")}
     assert "tasks/harbor-tests-apt-inventory/package.tar.gz" in stored and len(stored) == 10
     assert records["apt-inventory"]["reasons"] == ["not_validated"] and validated_tasks(store) == []
+
+
+class _VolumeValidator:
+    """Leaves a workspace with a volume mounted on it to the janitor, as the validity gate does."""
+
+    def __init__(self, *args: object) -> None:
+        pass
+
+    def validate(self, task: TaskDir, scratch: Path) -> dict[str, Any]:
+        workspace = Path(tempfile.mkdtemp(prefix="ws-", dir=scratch))
+        mount_volume(workspace, size_mb=1, owner=(65534, 65534))
+        janitor.later(lambda: time.sleep(0.5))  # a janitor still busy with earlier runs
+        janitor.discard_tree(workspace)
+        return {"task_id": task.config().metadata.task_id, "valid": True, "reasons": []}
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root")
+def test_the_import_scratch_is_removed_with_the_runs_volumes(
+    dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(harbor_import, "Validator", _VolumeValidator)
+    records = import_tasks([dataset / "tasks" / "hello-world"], LocalStore(tmp_path / "store"))
+    assert [record["valid"] for record in records] == [True]
+    assert list(scratch.iterdir()) == []
 
 
 @pytest.mark.integration

@@ -18,6 +18,7 @@ from skillgym_core.archive import pack_dir
 from skillgym_core.conformance import check_task
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.errors import SkillGymError
+from skillgym_core.sandbox import janitor
 from skillgym_core.sandbox.factory import make_sandbox
 from skillgym_core.store.base import Store, put_json
 
@@ -61,13 +62,17 @@ def import_tasks(sources: Iterable[Path], store: Store, *, settings: ValidatorSe
     folders = list(task_folders(sources))
     validator = Validator(make_sandbox(settings or ValidatorSettings()), settings or ValidatorSettings()) if validate else None
     records = []
+    scratch = Path(tempfile.mkdtemp(prefix="skillgym-import-"))
     try:
-        with tempfile.TemporaryDirectory(prefix="skillgym-import-", ignore_cleanup_errors=True) as scratch:
-            for folder in folders:
-                records.append(_import_one(folder, store, validator, Path(scratch)))
+        for folder in folders:
+            records.append(_import_one(folder, store, validator, scratch))
     finally:
         if validator is not None:
             validator.close()
+        # the runs' workspaces, volumes mounted on them, are discarded on the janitor's thread:
+        # removing the scratch before that is done cannot remove a mount point
+        janitor.wait_idle()
+        janitor.remove_tree(scratch)
     return records
 
 
