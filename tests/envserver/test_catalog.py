@@ -37,3 +37,14 @@ def test_a_store_outage_delays_a_task_and_an_invalid_one_stays_refused(tmp_path:
     with pytest.raises(TaskNotServable):
         catalog.get("task-invalid01")
 
+
+def test_a_package_that_cannot_be_read_leaves_nothing_in_the_cache(tmp_path: Path) -> None:
+    store = FlakyStore(tmp_path / "store")
+    publish_validated(store, tmp_path / "tasks")
+    catalog = TaskCatalog(store, tmp_path / "cache", refresh_s=0)
+    store.down_for = {"tasks/task-ledger0001/package.tar.gz"}
+    catalog.refresh()
+    assert catalog.entries() == [] and list((tmp_path / "cache").iterdir()) == []
+    store.down_for = set()
+    assert [entry.task_id for entry in catalog.entries()] == ["task-ledger0001"]
+    assert [path.name for path in (tmp_path / "cache").iterdir()] == ["task-ledger0001"]

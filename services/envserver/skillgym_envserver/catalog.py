@@ -119,7 +119,8 @@ class TaskCatalog:
             unpack_dir(self.store.get_bytes(package_key), staging)
             staging.rename(root)
         except OSError:
-            shutil.rmtree(staging, ignore_errors=True)
             if not (root / "task.toml").is_file():
                 raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # nothing left there once renamed
         return root
