@@ -21,6 +21,7 @@ from skillgym_core.contracts.atif import Trajectory
 from skillgym_core.envbuild import EnvironmentBuildError
 from skillgym_core.llm import LLMSettings
 from skillgym_core.sandbox.base import Limits, Mount
+from skillgym_core.sandbox.janitor import remove_tree
 
 from skillgym_sampler.convert.claude import claude_session_to_atif, read_jsonl
 from skillgym_sampler.convert.codex import codex_rollout_to_atif
@@ -111,10 +112,11 @@ class _CliHarness(ABC):
                 raise HarnessError(f"{self.name}: no usable session log: {exc}", reason="no_trajectory",
                                    exit_code=result.exit_code, output=result.stderr[-2000:]) from exc
         finally:
-            shutil.rmtree(relay_dir, ignore_errors=True)
-            shutil.rmtree(agent_dir, ignore_errors=True)
+            # written by the run: may be deeper than shutil.rmtree can recurse, or unreadable
+            remove_tree(relay_dir)
+            remove_tree(agent_dir)
             if written is not None:
-                shutil.rmtree(written, ignore_errors=True)
+                remove_tree(written)
         outcome = "ok" if result.ok else f"exit_{result.exit_code}" if result.exit_code else result.outcome.value
         return AgentRun(trajectory, outcome=outcome, logs=result.stderr[-4000:])
 

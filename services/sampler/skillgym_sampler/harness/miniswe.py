@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import yaml
 from skillgym_core.llm import LLMSettings
 from skillgym_core.sandbox.base import Limits, Mount, SandboxResult
+from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.taskrun import SKILLS_MOUNT
 
 from skillgym_sampler.convert.miniswe import miniswe_to_atif
@@ -100,8 +100,9 @@ class MiniSweAgentHarness:
                 )
             raw = json.loads(traj_path.read_text())
         finally:
-            shutil.rmtree(relay_dir, ignore_errors=True)
-            shutil.rmtree(agent_dir, ignore_errors=True)
+            # written by the run: may be deeper than shutil.rmtree can recurse, or unreadable
+            remove_tree(relay_dir)
+            remove_tree(agent_dir)
         return self._converted(raw, spec, f"sandbox_{result.outcome.value}", result.stdout[-4000:] + result.stderr[-4000:])
 
     def _converted(self, raw: dict[str, Any], spec: RunSpec, otherwise: str, logs: str) -> AgentRun:
