@@ -25,6 +25,7 @@ from skillgym_core.sandbox.container.engine import connect
 from skillgym_core.sandbox.container.images import PYTHON_BASE
 from skillgym_core.sandbox.container.oomwatch import OomWatch
 from skillgym_core.sandbox.identity import DEFAULT_SANDBOX_UID
+from skillgym_core.sandbox.owned_dirs import owned_dir
 
 STDIN_TARGET = "/.skillgym-stdin"
 KILLED_EXIT = 137
@@ -136,7 +137,9 @@ class ContainerSandbox:
             return SandboxResult(Outcome.SANDBOX_ERROR, None, "", "the run's image is to be built by the cluster's "
                                  "operator; the container sandbox builds task images itself", 0.0,
                                  detail={"reason": "image_environment"})  # fmt: skip
-        with tempfile.TemporaryDirectory(prefix="skillgym-ctr-") as tmp:
+        # below a directory of this process's: what a process killed mid-run left is swept by the next
+        parent = owned_dir(Path(tempfile.gettempdir()), "skillgym-ctr-", mode=0o711)
+        with tempfile.TemporaryDirectory(prefix="run-", dir=parent) as tmp:
             Path(tmp).chmod(0o755)
             # the confining runner a verifier uses on agent-written code, as on every sandbox
             runner = Path(tmp) / "run-untrusted"

@@ -4,6 +4,9 @@ cached, and every run a fresh, offline, unprivileged, read-only container under 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +17,7 @@ from skillgym_core.envbuild.provider import EnvironmentBuildError
 from skillgym_core.sandbox.base import ImageRoot, Limits, Mount, Outcome
 from skillgym_core.sandbox.container.backend import ContainerSandbox
 from skillgym_core.sandbox.container.images import PYTHON_BASE, ImageBuilder
+from skillgym_core.sandbox.owned_dirs import process_tag
 
 from tests.support.podman import PodmanService, podman_cli
 
@@ -154,6 +158,19 @@ def test_out_of_memory_is_told_from_a_plain_sigkill(sandbox: ContainerSandbox) -
 def test_stdin_reaches_the_command(sandbox: ContainerSandbox) -> None:
     result = sandbox.run(["python3", "-c", "import sys; print(sys.stdin.read()[::-1])"], mounts=[], stdin=b"abc")
     assert result.stdout.strip() == "cba"
+
+
+def test_a_runs_files_are_removed_and_those_of_a_killed_process_swept(
+    sandbox: ContainerSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code = "from skillgym_core.sandbox.owned_dirs import process_tag; print(process_tag())"
+    dead = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    left = tmp_path / f"skillgym-ctr-{dead}" / "run-killed"
+    left.mkdir(parents=True)
+    (left / "run-untrusted").write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert sandbox.run(["cat", "/.skillgym-stdin"], mounts=[], stdin=b"in").stdout == "in"
+    assert [(path.name, list(path.iterdir())) for path in tmp_path.iterdir()] == [(f"skillgym-ctr-{process_tag()}", [])]
 
 
 def test_no_container_outlives_its_run(sandbox: ContainerSandbox) -> None:
