@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 import zipfile
 from pathlib import Path
 
+import pytest
 from skillgym_core.store.local import LocalStore
 from skillgym_ingest.cli import ingest_command
 from skillgym_ingest.pipeline import ingest
@@ -43,6 +45,19 @@ def test_store_prefix_source_with_folders_and_archives(tmp_path: Path) -> None:
         "store://crawl/2025/csv-report", "store://crawl/2025/pdf-notes.zip!/pdf-notes"]
     assert ingest(["store://crawl/2025/"], settings=SETTINGS).records[0].reasons == ["source_unreadable"]
     assert ingest(["store://nothing/"], settings=SETTINGS, store=store).records[0].reasons == ["no_skill_md"]
+
+
+def test_an_archive_deeper_than_the_recursion_limit_is_extracted_and_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with zipfile.ZipFile(tmp_path / "deep.zip", "w") as archive:
+        for depth in range(1, 1200):
+            archive.writestr("d/" * depth, "")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    assert ingest([tmp_path / "deep.zip"], settings=SETTINGS).records[0].reasons == ["no_skill_md"]
+    assert list(scratch.iterdir()) == []
 
 
 def test_cli_streams_records_and_funnel(tmp_path: Path) -> None:

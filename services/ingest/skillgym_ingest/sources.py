@@ -7,11 +7,11 @@ prefix (``store://prefix`` or ``s3://bucket/prefix``) mirrored from the given St
 from __future__ import annotations
 
 import contextlib
-import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
 
+from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.store.base import Store
 
 from skillgym_ingest.analyze import error_record
@@ -87,7 +87,7 @@ def _archive_units(
     path: Path, label: str, settings: IngestSettings, stack: contextlib.ExitStack, depth: int
 ) -> Iterator[Unit]:
     workdir = Path(tempfile.mkdtemp(prefix="skillgym-ingest-"))
-    stack.callback(shutil.rmtree, workdir, True)
+    stack.callback(remove_tree, workdir)  # an archive's tree may be deeper than shutil.rmtree can recurse
     dest = workdir / archive_stem(path.name)
     try:
         extract_archive(path, dest, settings)
@@ -108,7 +108,7 @@ def _store_units(
     if uri.startswith("s3://"):
         prefix = prefix.split("/", 1)[1] if "/" in prefix else ""  # drop the bucket
     workdir = Path(tempfile.mkdtemp(prefix="skillgym-store-"))
-    stack.callback(shutil.rmtree, workdir, True)
+    stack.callback(remove_tree, workdir)
     try:
         _mirror_prefix(store, prefix, workdir, settings)
     except IngestError as exc:
