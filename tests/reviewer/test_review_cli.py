@@ -4,10 +4,13 @@ missing directory, exit codes, never a traceback."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
+from skillgym_core.errors import SkillGymError
 from skillgym_core.sandbox.workspace import safe_copy_tree
+from skillgym_reviewer import taskdir
 
 from skillgym.cli import main
 from tests.reviewer import catalogue
@@ -28,6 +31,21 @@ def test_review_of_missing_directories_is_a_record_and_exit_1(tmp_path: Path, ca
     assert records[1]["error"]["reason"] == "not_a_directory"  # type: ignore[index]
     assert main(["review", str(missing)]) == 1
     assert "ERROR" in capsys.readouterr().out
+
+
+def test_a_reviewer_that_cannot_start_leaves_no_scratch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def unavailable(*args: object) -> None:
+        raise SkillGymError("the environment cache cannot be opened")
+
+    monkeypatch.setattr(taskdir, "TaskReviewer", unavailable)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    assert main(["review", str(tmp_path), "--json"]) == 1
+    assert "cannot be opened" in capsys.readouterr().out
+    assert list(scratch.iterdir()) == []
 
 
 def test_bad_threshold_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -55,7 +55,11 @@ class DirReviewer:
         self.settings = settings or ReviewerSettings()
         self.sandbox = sandbox or make_sandbox(self.settings)
         self.scratch = Path(tempfile.mkdtemp(prefix="skillgym-review-"))
-        self.reviewer = TaskReviewer(self.sandbox, self.settings, self.scratch)
+        try:
+            self.reviewer = TaskReviewer(self.sandbox, self.settings, self.scratch)
+        except BaseException:
+            self.scratch.rmdir()
+            raise
 
     def __enter__(self) -> DirReviewer:
         return self
