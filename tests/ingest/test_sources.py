@@ -7,6 +7,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.store.local import LocalStore
 from skillgym_ingest.cli import ingest_command
 from skillgym_ingest.pipeline import ingest
@@ -56,8 +57,11 @@ def test_an_archive_deeper_than_the_recursion_limit_is_extracted_and_removed(
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    assert ingest([tmp_path / "deep.zip"], settings=SETTINGS).records[0].reasons == ["no_skill_md"]
-    assert list(scratch.iterdir()) == []
+    try:
+        assert ingest([tmp_path / "deep.zip"], settings=SETTINGS).records[0].reasons == ["no_skill_md"]
+        assert list(scratch.iterdir()) == []
+    finally:  # what is left is deeper than pytest's own removal of tmp_path can recurse
+        remove_tree(scratch)
 
 
 def test_cli_streams_records_and_funnel(tmp_path: Path) -> None:

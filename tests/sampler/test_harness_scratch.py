@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from skillgym_core.llm import LLMSettings
 from skillgym_core.sandbox.base import Mount, Outcome, SandboxResult
+from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.taskrun import TaskRunner
 from skillgym_sampler.errors import HarnessError
 from skillgym_sampler.harness.base import AgentEnv, RunSpec
@@ -69,8 +70,12 @@ def test_folders_the_run_wrote_in_are_removed(
     workspace.mkdir(parents=True)
     sandbox = DeepWritingSandbox(mounts_host_tools=isinstance(harness, MiniSweAgentHarness))
     env = AgentEnv(task, workspace, TaskRunner(sandbox, environment=None), None)  # type: ignore[arg-type]
-    with pytest.raises(HarnessError) as failed:
-        harness.run(env, SPEC)
-    assert failed.value.reason == "no_trajectory"
-    assert list(scratch.iterdir()) == []
-    assert [path.name for path in trial.iterdir()] == ["workspace"]
+    try:
+        with pytest.raises(HarnessError) as failed:
+            harness.run(env, SPEC)
+        assert failed.value.reason == "no_trajectory"
+        assert list(scratch.iterdir()) == []
+        assert [path.name for path in trial.iterdir()] == ["workspace"]
+    finally:  # what is left is deeper than pytest's own removal of tmp_path can recurse
+        remove_tree(scratch)
+        remove_tree(trial)
