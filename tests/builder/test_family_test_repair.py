@@ -160,3 +160,30 @@ def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path,
 @pytest.mark.slow
 def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
     assert_weakened_verifier_rejected(tmp_path, env_provider, "test-repair")
+
+
+def test_a_skill_is_not_a_testing_skill_for_the_pytest_its_own_tests_import(tmp_path: Path) -> None:
+    """A data skill that ships a pytest suite for its script is not about pytest: test-repair
+    does not take it; one whose procedure installs pytest still fits."""
+    from skillgym_builder.families.evidence import SkillEvidence
+    from skillgym_builder.skillcard import card_from_folder
+    from skillgym_ingest.analyze import analyze_path
+    from skillgym_ingest.settings import IngestSettings
+
+    folder = tmp_path / "risk-score"
+    (folder / "tests").mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: risk-score\ndescription: Score variant risk from a CSV of "
+                                     "genotypes.\n---\n\n# Risk score\n\nRun `python risk_score.py calls.csv` "
+                                     "and report the highest-risk variants.\n")
+    (folder / "risk_score.py").write_text("import csv\nimport sys\n\nprint(list(csv.reader(open(sys.argv[1]))))\n")
+    (folder / "tests" / "test_risk_score.py").write_text("import pytest\n\n\ndef test_it():\n    assert True\n")
+
+    def verdict() -> Any:
+        record = analyze_path(folder, str(folder), IngestSettings(workers=1)).record
+        card = card_from_folder(record, folder)
+        return SkillEvidence.of(card), TestRepairFamily().suitability(card)
+
+    evidence, fit = verdict()
+    assert "pytest" not in evidence.packages and not fit.fits
+    (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "\n```bash\npip install pytest\n```\n")
+    assert verdict()[1].fits

@@ -89,6 +89,21 @@ def test_dependencies_declared_imported_undeclared(tmp_path: Path) -> None:
     assert deps["undeclared"] == ["lodash", "pillow"]
 
 
+
+def test_the_skills_own_test_code_declares_no_runtime_dependency(tmp_path: Path) -> None:
+    """A skill shipping its tests (pytest, a JS spec runner) does not need them to be used."""
+    files = {
+        "score.py": "import numpy\n",
+        "tests/test_score.py": "import pytest\nimport numpy\nfrom hypothesis import given\n",
+        "conftest.py": "import pytest\n",
+        "web/app.spec.ts": "import { expect } from 'vitest'\n",
+        "web/app.ts": "import chalk from 'chalk'\n",
+    }
+    deps = runtime(tmp_path, files)["dependencies"].value
+    assert deps["imported"] == ["chalk", "numpy"]
+    assert deps["undeclared"] == ["chalk", "numpy"]
+    assert deps["test_imported"] == ["hypothesis", "pytest", "vitest"]
+
 def test_env_vars_and_os_limits(tmp_path: Path) -> None:
     files = {"scripts/a.py": "import os\nkey = os.environ['SERVICE_TOKEN']\nroot = os.getenv('DATA_DIR')\n",
              "scripts/notify.sh": "osascript -e 'display notification \"done\"'\n"}

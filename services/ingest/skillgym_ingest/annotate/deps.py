@@ -38,6 +38,15 @@ _NODE_BUILTINS_WORDS = (
     "process querystring timers tty worker_threads "
 )
 _NODE_BUILTINS = frozenset(_NODE_BUILTINS_WORDS.split())
+_TEST_DIRS = frozenset({"test", "tests", "__tests__"})
+_TEST_FILE = re.compile(r"^(?:test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?)$")
+
+
+def is_test_code(path: str) -> bool:
+    """Whether ``path`` is the skill's own test code (a tests folder, ``test_*.py``, ``*.spec.ts``):
+    what it imports is what the skill's authors test with, not what using the skill needs."""
+    *folders, name = path.lower().split("/")
+    return bool(_TEST_DIRS.intersection(folders)) or _TEST_FILE.match(name) is not None
 
 
 def _path_stem(path: str) -> str:
@@ -54,6 +63,7 @@ def _norm(name: str) -> str:
 def dependencies(content: SkillContent) -> tuple[dict[str, Any], list[Evidence]]:
     declared: dict[str, Evidence] = {}
     imported: dict[str, Evidence] = {}
+    test_imported: dict[str, Evidence] = {}
     local_modules = {_path_stem(f.path) for f in content.text_files} | {
         part for f in content.folder.files for part in f.path.split("/")[:-1]
     }
@@ -91,6 +101,7 @@ def dependencies(content: SkillContent) -> tuple[dict[str, Any], list[Evidence]]
         elif text_file.suffix == ".py":
             if "import" not in text_file.text:  # both forms of the statement contain it
                 continue
+            found = test_imported if is_test_code(text_file.path) else imported
             for match in _PY_IMPORT.finditer(text_file.text):
                 names = [match.group(1)] if match.group(1) else [
                     n.strip().split()[0].split(".")[0] for n in match.group(2).split(",") if n.strip()
@@ -98,9 +109,10 @@ def dependencies(content: SkillContent) -> tuple[dict[str, Any], list[Evidence]]
                 for module in names:
                     if module and module not in _STDLIB and module not in local_modules:
                         line = text_file.text.count("\n", 0, match.start()) + 1
-                        imported.setdefault(_norm(IMPORT_TO_DIST.get(module.lower(), module)), Evidence(
+                        found.setdefault(_norm(IMPORT_TO_DIST.get(module.lower(), module)), Evidence(
                             rule="runtime.deps.python_import", file=text_file.path, line=line, excerpt=module))
         elif text_file.suffix in {".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx"}:
+            found = test_imported if is_test_code(text_file.path) else imported
             for match in _JS_IMPORT.finditer(text_file.text):
                 module = match.group(1)
                 base = module.removeprefix("node:").split("/")[0]
@@ -108,10 +120,11 @@ def dependencies(content: SkillContent) -> tuple[dict[str, Any], list[Evidence]]
                     continue
                 package = "/".join(module.split("/")[:2]) if module.startswith("@") else base
                 line = text_file.text.count("\n", 0, match.start()) + 1
-                imported.setdefault(_norm(package), Evidence(rule="runtime.deps.js_import", file=text_file.path,
-                                                            line=line, excerpt=module))
+                found.setdefault(_norm(package), Evidence(rule="runtime.deps.js_import", file=text_file.path,
+                                                         line=line, excerpt=module))
     undeclared = sorted(name for name in imported if name not in declared)
-    value = {"declared": sorted(declared), "imported": sorted(imported), "undeclared": undeclared}
+    value = {"declared": sorted(declared), "imported": sorted(imported), "undeclared": undeclared,
+             "test_imported": sorted(set(test_imported) - set(imported))}
     evidence = [declared[n] for n in sorted(declared)] + [imported[n] for n in undeclared]
     return value, evidence
 
