@@ -66,6 +66,17 @@ def test_the_command_line_and_columns_are_read_from_the_skill(tmp_path: Path) ->
     assert [c.name for c in seed.columns] == ["sku", "warehouse", "on_hand", "reorder_point", "unit_cost"]
 
 
+
+def test_conversions_type_a_column_through_empty_cell_defaults_and_cleanup(tmp_path: Path) -> None:
+    """``float(row.get("x") or 0)`` and ``int(row["n"].strip())`` read numbers: an optional numeric
+    column is not generated as text the script cannot convert."""
+    skill_md = SALES_MD.replace("`units` and `unit_price`", "`depth` and `evidence_points`")
+    script = SALES_PY.replace('int(row["units"])', 'int(row["depth"].strip().replace(",", ""))').replace(
+        'float(row["unit_price"])', 'float(row.get("evidence_points") or 0.0)')
+    call = analyse(card_for("sales", "data-analysis", folder=_skill(tmp_path / "s", skill_md, {"scripts/summary.py": script})))
+    assert [(c.name, c.kind) for c in call.columns] == [("region", "text"), ("depth", "int"), ("evidence_points", "float")]
+
+
 @pytest.mark.parametrize(("scripts", "code"), [
     ({}, "no_script"),
     ({"scripts/tool.py": "import json\nprint(json.dumps({}))\n"}, "script_reads_no_csv"),

@@ -250,7 +250,7 @@ def _columns(tree: ast.Module, skill_md: str) -> tuple[Column, ...]:
         if key and key not in read and (from_rows or key not in built):
             read.append(key)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float") and node.args:
-            inner = _read_key(node.args[0])
+            inner = _read_key(_cast_operand(node.args[0]))
             if inner:
                 casts[inner] = "int" if node.func.id == "int" else "float"
     documented = [name for line in skill_md.splitlines() if re.search(r"\bcolumns?\b", line, re.I)
@@ -259,6 +259,19 @@ def _columns(tree: ast.Module, skill_md: str) -> tuple[Column, ...]:
     if not names:
         names = documented
     return tuple(Column(name, casts.get(name) or _kind_by_name(name)) for name in names[:12])
+
+
+def _cast_operand(node: ast.AST) -> ast.AST:
+    """The cell a conversion reads through the usual wrappers: ``row.get("x") or 0`` for an empty
+    cell and string cleanup such as ``row["x"].strip().replace(",", "")``."""
+    while True:
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            node = node.values[0]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("strip", "lstrip", "rstrip", "replace", "lower", "upper")):
+            node = node.func.value
+        else:
+            return node
 
 
 def _mentions_reader(node: ast.AST) -> bool:
