@@ -15,11 +15,13 @@ from skillgym_builder.settings import BuilderSettings
 from skillgym_core.conformance import check_task
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.events import EnvBuilt
+from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.store.base import get_json
 from skillgym_core.taskrun import TaskRunner
 
 from tests.builder.family_support import card_for
 from tests.builder.skills import FIXTURES, make_context, put_skill, wrap
+from tests.support.trees import deep_tree
 
 TINY = "---\nname: tiny\ndescription: write friendlier release notes\n---\n\n# Tone\n\nBe kind and brief.\n"
 
@@ -225,3 +227,18 @@ def test_builds_run_side_by_side_make_the_tasks_they_make_one_at_a_time(tmp_path
     for outputs in one_at_a_time:
         key = outputs[0].package_key  # type: ignore[attr-defined]
         assert together.store.get_bytes(key) == alone.store.get_bytes(key)
+
+
+def test_a_build_folder_is_removed_whatever_the_authoring_agent_left_in_it(tmp_path: Path) -> None:
+    builder = BuilderService(make_context(tmp_path), BuilderSettings())
+    made = []
+    try:
+        for workdir in (builder._workdir, builder.flow._workdir):
+            with workdir() as path:
+                made.append(path)
+                (path / "draft").mkdir()
+                deep_tree(path / "draft")
+        assert made and not any(path.exists() for path in made)
+    finally:  # what is left is deeper than pytest's own removal of tmp_path can recurse
+        for path in made:
+            remove_tree(path)

@@ -3,7 +3,6 @@ and the run's own failure is what the caller sees."""
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,22 +19,10 @@ from skillgym_sampler.harness.cli import ClaudeCodeHarness
 from skillgym_sampler.harness.miniswe import MiniSweAgentHarness
 
 from tests.sampler.tasks import write_task
+from tests.support.trees import deep_tree
 
 LLM = LLMSettings(base_url="http://127.0.0.1:9/v1", model="teacher")
 SPEC = RunSpec(task_id="task-ledger0001", skill_id="skill-ledger", skill_name="ledger", harness="h", model="teacher")
-
-
-def _deep_tree(root: Path, depth: int = 1200) -> None:
-    """Nested deeper than Python's recursion limit, as a run may leave it."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for _ in range(depth):
-            os.mkdir("d", dir_fd=fd)
-            child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    finally:
-        os.close(fd)
 
 
 class DeepWritingSandbox:
@@ -49,7 +36,7 @@ class DeepWritingSandbox:
     def run(self, command: Sequence[str], *, mounts: Sequence[Mount], workdir: str = "/app", **_: Any) -> SandboxResult:
         for mount in mounts:
             if mount.writable and mount.target != workdir:
-                _deep_tree(Path(mount.host))
+                deep_tree(Path(mount.host))
         return SandboxResult(Outcome.OK, 0, "", "", 0.0)
 
 

@@ -19,6 +19,7 @@ from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.events import EnvBuilt
 from skillgym_core.contracts.task import SkillGymMetadata
 from skillgym_core.llm import LLMError
+from skillgym_core.sandbox.janitor import remove_tree
 
 from skillgym_builder.agent.author import LLMTaskAuthor, Seed
 from skillgym_builder.errors import BuildError, UnsuitableSkillError
@@ -153,4 +154,4 @@ class FamilyFlow:
         try:
             yield path
         finally:
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)  # the authoring agent's sandboxed commands wrote in it

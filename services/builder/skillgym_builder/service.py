@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import random
-import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -29,6 +28,7 @@ from skillgym_core.contracts.events import EnvBuilt, Envelope, EnvFeedback, Hard
 from skillgym_core.contracts.task import TaskConfig
 from skillgym_core.envbuild import environment_provider
 from skillgym_core.llm import LLMClient, LLMError, LLMSettings
+from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.store.base import put_json
 
 from skillgym_builder.agent.author import LLMTaskAuthor
@@ -375,4 +375,4 @@ class BuilderService:
         try:
             yield path
         finally:
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)  # the authoring agent's sandboxed commands wrote in it
