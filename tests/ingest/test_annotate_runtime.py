@@ -104,6 +104,13 @@ def test_the_skills_own_test_code_declares_no_runtime_dependency(tmp_path: Path)
     assert deps["undeclared"] == ["chalk", "numpy"]
     assert deps["test_imported"] == ["hypothesis", "pytest", "vitest"]
 
+
+def test_an_install_lines_comment_and_quotes_name_no_package(tmp_path: Path) -> None:
+    body = GOOD_BODY + ('\n```bash\npip install check-pools   # inside an existing venv\n'
+                        'pip install "pwshpy[full]"  # + the .NET backend for module cmdlets\n'
+                        "npm install chalk #the CLI\n```\n")
+    assert runtime(tmp_path, {}, body)["dependencies"].value["declared"] == ["chalk", "check-pools", "pwshpy"]
+
 def test_env_vars_and_os_limits(tmp_path: Path) -> None:
     files = {"scripts/a.py": "import os\nkey = os.environ['SERVICE_TOKEN']\nroot = os.getenv('DATA_DIR')\n",
              "scripts/notify.sh": "osascript -e 'display notification \"done\"'\n"}

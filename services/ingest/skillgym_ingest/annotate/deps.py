@@ -17,6 +17,8 @@ _PY_IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_][\w]*)[\w.]*\s+import\b|import
 _JS_IMPORT = re.compile(r"""(?:\brequire\(\s*['"]|\bfrom\s+['"]|\bimport\s+['"])(@?[\w.:-]+(?:/[\w.-]+)?)""")
 _PIP_LINE = re.compile(r"\b(?:pip3?|uv pip|python3? -m pip)\s+install\s+([^\n`|;&]+)")
 _NPM_LINE = re.compile(r"\b(?:npm|pnpm|yarn)\s+(?:install|add|i)\s+([^\n`|;&]+)")
+# ``pip install x  # inside a venv``: the words of a trailing shell comment name no package
+_SHELL_COMMENT = re.compile(r"(?:^|\s)#")
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # Each install pattern with the literals its matches start with (they also guard it: no literal, no match).
 _INSTALL_LINES = (
@@ -85,8 +87,9 @@ def dependencies(content: SkillContent) -> tuple[dict[str, Any], list[Evidence]]
                 continue
             for match in anchored_finditer(pattern, text, text, needles):
                 line = text.count("\n", 0, match.start()) + 1
-                for token in match.group(1).split():
-                    if not token.startswith("-"):
+                for token in _SHELL_COMMENT.split(match.group(1), maxsplit=1)[0].split():
+                    token = token.strip("\"'")
+                    if token and not token.startswith("-"):
                         declare(re.split(r"[<>=!~\[@]", token)[0] or token, path, line, rule_name)
     for text_file in content.text_files:
         name = text_file.path.rsplit("/", 1)[-1].lower()
