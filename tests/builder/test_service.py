@@ -112,6 +112,39 @@ def test_a_family_whose_task_would_not_use_the_skill_skips_it(tmp_path: Path) ->
     assert "without anything the skill teaches" in report["message"]
 
 
+GEO_SKILL = """---
+name: geo-frames
+description: spatial joins and map layers with geopandas
+---
+
+# Geo frames
+
+```python
+import geopandas as gpd
+
+parcels = gpd.read_file("parcels.gpkg")
+```
+
+Read the dataset, aggregate the rows per district and check the columns; write GeoParquet through
+pyarrow when the dataset is large.
+"""
+
+
+def test_a_library_skill_gets_no_task_that_uses_none_of_its_libraries(tmp_path: Path) -> None:
+    """A geopandas skill naming pyarrow shows the tabular family's own evidence, but that family's
+    task would profile a CSV file in pandas without touching either: skipped, not built."""
+    skill = tmp_path / "geo-frames"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text(GEO_SKILL)
+    ctx = make_context(tmp_path)
+    event = put_skill(ctx.store, skill, category="data-science", subcategory="data-analysis",
+                      runtime={"dependencies": {"declared": ["geopandas", "pyarrow"], "imported": ["geopandas"]}})
+    assert BuilderService(ctx).handle(wrap(event)) == []
+    report: dict[str, Any] = get_json(ctx.store, skill_build_report_key(event.skill_id))
+    fit = report["fits"]["tabular-profile"]
+    assert fit["fits"] and fit["code"] == "subcategory" and "package:pyarrow" in fit["evidence"]
+    assert report["skip_reason"] == "family_no_skill_use" and "tabular-profile" in report["families_tried"]
+
 PROMPT_FRAGMENT = """---
 name: tool-call-punctuation
 description: Tells the assistant not to end a sentence with a colon before a tool call
