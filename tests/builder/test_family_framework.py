@@ -266,3 +266,13 @@ def test_a_family_built_on_other_libraries_does_not_take_a_library_skill(tmp_pat
     assert imported_modules(prose) == set()
     assert imported_modules("import polars as pl\nimport dask.dataframe\nimport os, sys\nimport duckdb\n") == {
         "polars", "dask", "os", "duckdb"}
+
+
+def test_a_skills_code_languages_come_from_its_fences_and_files() -> None:
+    from skillgym_builder.families.languages import code_languages
+
+    text = "```bash\nmvn test\n```\n\n```Java\nclass A {}\n```\n\n~~~ {.ts}\nlet a = 1\n~~~\n\n```json\n{}\n```\n"
+    assert code_languages(text) == {"java", "typescript"}  # shell and data formats are not languages
+    assert code_languages("```\nplain\n```\n", ["scripts/run.py", "README.md", "lib/x.test.js"]) == {
+        "python", "javascript"}
+    assert code_languages("no code at all") == frozenset()

@@ -187,3 +187,46 @@ def test_a_skill_is_not_a_testing_skill_for_the_pytest_its_own_tests_import(tmp_
     assert "pytest" not in evidence.packages and not fit.fits
     (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "\n```bash\npip install pytest\n```\n")
     assert verdict()[1].fits
+
+
+JUNIT_SKILL = """---
+name: java-junit
+description: Write JUnit 5 tests for Java services.
+---
+
+# JUnit testing
+
+Run the failing tests first:
+
+```bash
+mvn -q test
+```
+
+```java
+@Test
+void addsTwoNumbers() {
+    assertEquals(4, Calculator.add(2, 2));
+}
+```
+"""
+
+
+def test_a_testing_skill_for_another_language_gets_no_python_repair_task(tmp_path: Path) -> None:
+    """test-repair's projects are Python: a JUnit or Jest skill would learn nothing it teaches
+    from one. A pytest skill, and a testing skill that shows no code at all, still fit."""
+    family = TestRepairFamily()
+    folder = tmp_path / "java-junit"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(JUNIT_SKILL)
+    fit = family.suitability(card_for("java-junit", "testing-qa", category="development", folder=folder))
+    assert (fit.fits, fit.code, fit.evidence) == (False, "skill_language_elsewhere", ["language:java"])
+    (folder / "SKILL.md").write_text(JUNIT_SKILL.replace("```java", "```typescript"))
+    assert family.suitability(card_for("jest", "testing-qa", category="development", folder=folder)).evidence == [
+        "language:javascript", "language:typescript"]  # Jest, by its name, and the code's TypeScript
+    (folder / "SKILL.md").write_text(JUNIT_SKILL.replace("```java", "```python").replace("mvn -q test", "pytest -q"))
+    assert family.suitability(card_for("py", "testing-qa", category="development", folder=folder)).fits
+    (folder / "SKILL.md").write_text("---\nname: tdd\ndescription: d\n---\n\nWrite the failing test first.\n")
+    assert family.suitability(card_for("tdd", "testing-qa", category="development", folder=folder)).fits
+    # no code at all, but named for a .NET test framework
+    fit = family.suitability(card_for("csharp-xunit", "testing-qa", category="development", folder=folder))
+    assert (fit.fits, fit.evidence) == (False, ["language:csharp"])

@@ -60,6 +60,11 @@ class FitRules(BaseModel):
     term_categories: list[str] = Field(
         default_factory=list, description="categories/subcategories where terms alone suffice; [] = any"
     )
+    languages: list[str] = Field(
+        default_factory=list,
+        description="the programming languages the tasks are written in; a skill whose code is all in others "
+        "does not fit ([] = any)",
+    )
 
 
 class FamilySpec(TemplateSpec):

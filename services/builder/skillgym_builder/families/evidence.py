@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillgym_builder.families.base import FamilySpec, Fit
+from skillgym_builder.families.languages import code_languages, named_languages
 from skillgym_builder.families.libraries import family_libraries, skill_libraries, skill_main_libraries
 from skillgym_builder.skillcard import SkillCard
 
@@ -52,6 +53,7 @@ class SkillEvidence:
     gpu_required: bool
     text: str = field(repr=False)
     commands: frozenset[str] = frozenset()  # programs its text shows being run (shown_commands)
+    languages: frozenset[str] = frozenset()  # of its code, files, name and description (languages.py)
 
     @classmethod
     def of(cls, card: SkillCard) -> SkillEvidence:
@@ -72,6 +74,8 @@ class SkillEvidence:
             gpu_required=bool(gpu.get("required")) if isinstance(gpu, dict) else False,
             text=card.skill_md,
             commands=shown_commands(card.skill_md),
+            languages=code_languages(card.skill_md, (f.path for f in card.record.files))
+            | named_languages(card.record.name, card.record.description),
         )
 
     def runs(self, program: str) -> bool:
@@ -113,6 +117,10 @@ def assess(
                   f"use (they are built on {', '.join(sorted(built_on)[:5]) or 'the standard library'})",
                   [f"library:{name}" for name in sorted(own)])
     rules = spec.fit
+    if rules.languages and evidence.languages and not evidence.languages & set(rules.languages):
+        shown = sorted(evidence.languages)
+        return no("skill_language_elsewhere", f"the skill's code is in {', '.join(shown)}; {spec.id}'s tasks are "
+                  f"written in {', '.join(rules.languages)}", [f"language:{name}" for name in shown])
     packages = sorted(evidence.packages & {_norm(p) for p in rules.packages})
     binaries = sorted(evidence.binaries & set(rules.binaries))
     terms = [t for t in rules.terms if re.search(t, evidence.text, re.I)]
