@@ -12,24 +12,10 @@ import pytest
 from skillgym_core.sandbox import janitor
 from skillgym_core.sandbox.janitor import discard_tree, mount_points_below, remove_tree
 
+from tests.support.trees import make_chain
+
 NOBODY = 65534
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root")
-
-
-def make_chain(root: Path, depth: int, leaf: bytes = b"bottom") -> None:
-    """``root/d/d/.../d/leaf`` ``depth`` directories deep (longer than any path the kernel takes)."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for _ in range(depth):
-            os.mkdir("d", dir_fd=fd)
-            child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = child
-        leaf_fd = os.open("leaf", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
-        os.write(leaf_fd, leaf)
-        os.close(leaf_fd)
-    finally:
-        os.close(fd)
 
 
 def read_chain(root: Path) -> tuple[int, bytes]:

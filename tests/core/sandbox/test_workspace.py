@@ -16,7 +16,8 @@ import pytest
 from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.sandbox.workspace import CopyReport, WorkspaceError, safe_copy_tree
 
-from tests.core.sandbox.test_janitor import NOBODY, make_chain, read_chain, run_unprivileged
+from tests.core.sandbox.test_janitor import NOBODY, read_chain, run_unprivileged
+from tests.support.trees import make_chain
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
