@@ -28,7 +28,7 @@ from pathlib import Path
 from skillgym_core.errors import SandboxError
 from skillgym_core.sandbox.owned_dirs import owned_dir
 
-MS_NOSUID, MS_NODEV, MS_BIND, MS_REC = 0x2, 0x4, 0x1000, 0x4000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC = 0x1, 0x2, 0x4, 0x20, 0x1000, 0x4000
 MNT_DETACH = 2
 STAGING_PREFIX = "skillgym-sandbox-"
 _counter = itertools.count()
@@ -124,8 +124,10 @@ def _release_persistent() -> None:
 
 
 def reach_persistently(source: Path, uid: int, gid: int) -> Path:
-    """Like :meth:`Staging.reach` for sources every run mounts (the Python install): staged
-    once per process and released at exit."""
+    """Like :meth:`Staging.reach` for sources every run mounts read-only (the Python install):
+    staged once per process, read-only, and released at exit. Read-only because a process killed
+    before its exit leaves the mount behind in a temporary folder, where a recursive delete of that
+    folder would otherwise go through it into the host's Python."""
     if not can_mount() or reachable_by(source, uid, gid):
         return source
     key = (str(source), uid, gid)
@@ -137,6 +139,11 @@ def reach_persistently(source: Path, uid: int, gid: int) -> Path:
             staged_path = _staging_root() / f"host-{len(_persistent)}"
             staged_path.mkdir(mode=0o711) if source.is_dir() else staged_path.touch()
             _mount(str(source), staged_path, None, MS_BIND | MS_REC, None)
+            try:
+                _mount("none", staged_path, None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+            except SandboxError:
+                unmount(staged_path)
+                raise
             _persistent[key] = staged_path
     return staged_path
 
