@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgym_core.envbuild.provider import EnvironmentBuildError
+from skillgym_core.sandbox.container.tarsafe import extract_data
 from skillgym_core.sandbox.container.users import REMAP_SCRIPT, REMAP_SCRIPT_NAME, remap_dockerfile
 
 BASE_REPO = "localhost/skillgym-base"
@@ -257,7 +258,7 @@ class ImageBuilder:
                     spool.write(chunk)
                 spool.seek(0)
                 with tarfile.open(fileobj=spool) as archive, tempfile.TemporaryDirectory() as tmp:
-                    archive.extractall(tmp, filter="data")
+                    extract_data(archive, Path(tmp))
                     top = Path(tmp) / Path(path.rstrip("/")).name
                     if not top.is_dir():
                         return False
