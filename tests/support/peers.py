@@ -28,7 +28,7 @@ def peer_python(name: str, packages: Sequence[str], *, no_deps: Sequence[str] = 
     python = home / "bin" / "python"
     with (PEERS_DIR / f".{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (home / ".complete").is_file():
+        if (home / ".complete").is_file() and python.exists():  # not one whose base interpreter is gone
             return python
         staging = PEERS_DIR / f".{name}.partial"
         shutil.rmtree(staging, ignore_errors=True)
