@@ -120,6 +120,37 @@ class KubeCluster:
         time.sleep(down_s)
         apiserver.restart()
         _wait(apiserver, lambda: self._healthy(), timeout)
+        self.wait_until_scheduling(timeout=max(timeout, 180.0))
+
+    def wait_until_scheduling(self, timeout: float = 180.0) -> float:
+        """Seconds until a pod for a node made just now is bound by the scheduler and run by kwok.
+
+        The API server's ``/readyz`` answers the admin (who bypasses RBAC) before its authorizer
+        has loaded the roles; a restarted server refuses the scheduler's watches meanwhile, and the
+        scheduler's reflectors back off for up to a minute, blind to new pods and nodes. The next
+        test would find its pods Pending for no reason of its own. A fresh node and a pod bound to
+        it show that both watches deliver again."""
+        import kubernetes
+
+        began = time.monotonic()
+        name = f"probe-{secrets.token_hex(4)}"
+        pod = {"metadata": {"name": name},
+               "spec": {"automountServiceAccountToken": False, "nodeSelector": {"kubernetes.io/hostname": name},
+                        "containers": [{"name": "probe", "image": "probe"}]}}  # fmt: skip
+        scheduler = self.processes["kube-scheduler"]
+        with self.api_client() as client:
+            core = kubernetes.client.CoreV1Api(client)
+            try:
+                _wait(scheduler, lambda: _created(lambda: core.create_node(_node(name, "probe", 0))), timeout)
+                _wait(scheduler, lambda: _created(lambda: core.create_namespaced_pod("default", pod)), timeout)
+                _wait(scheduler, lambda: core.read_namespaced_pod(name, "default").status.phase == "Running",
+                      max(1.0, timeout - (time.monotonic() - began)))  # fmt: skip
+            finally:
+                with suppress(Exception):
+                    core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+                with suppress(Exception):
+                    core.delete_node(name)
+        return time.monotonic() - began
 
     def stop(self) -> None:
         for name in reversed(list(self.processes)):
@@ -134,6 +165,18 @@ class KubeCluster:
         request = urllib.request.Request(f"{self.url}/readyz", headers={"Authorization": f"Bearer {self.tokens['admin']}"})
         with urllib.request.urlopen(request, context=context, timeout=3) as response:
             return bool(response.status == 200)
+
+
+def _created(create: Callable[[], Any]) -> bool:
+    """Create an object; one that exists already counts (an earlier try got through unanswered)."""
+    import kubernetes
+
+    try:
+        create()
+    except kubernetes.client.ApiException as exc:
+        if exc.status != 409:
+            raise
+    return True
 
 
 def _wait(process: _Process, check: Callable[[], bool], timeout: float) -> None:
