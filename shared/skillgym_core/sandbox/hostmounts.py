@@ -148,6 +148,22 @@ def reach_persistently(source: Path, uid: int, gid: int) -> Path:
     return staged_path
 
 
+_live: set[Staging] = set()
+
+
+def _release_live() -> None:
+    """Release the stages of runs still in flight when the process exits (a run on a daemon
+    thread never reaches its own release): a writable bind mount left in a temporary folder
+    would carry a later recursive delete of that folder into the run's source."""
+    with _lock:
+        live = list(_live)
+    for staging in live:
+        staging.release()
+
+
+atexit.register(_release_live)
+
+
 class Staging:
     """Bind mounts made for one run; ``reach`` returns a path the sandbox uid can resolve."""
 
@@ -162,6 +178,7 @@ class Staging:
         if self._run_dir is None:
             with _lock:
                 self._run_dir = _staging_root() / f"run-{next(_counter)}"
+                _live.add(self)
             self._run_dir.mkdir(mode=0o711)
         target = self._run_dir / str(len(self._made))
         if source.is_dir():
@@ -173,14 +190,19 @@ class Staging:
         return target
 
     def release(self) -> None:
-        for target in reversed(self._made):
+        while True:
+            try:
+                target = self._made.pop()  # also popped by the exit-time release, on another thread
+            except IndexError:
+                break
             unmount(target)
             with contextlib.suppress(OSError):
                 target.rmdir() if target.is_dir() else target.unlink()
         if self._run_dir is not None:
             with contextlib.suppress(OSError):
                 self._run_dir.rmdir()
-        self._made.clear()
+        with _lock:
+            _live.discard(self)
 
 
 @contextlib.contextmanager

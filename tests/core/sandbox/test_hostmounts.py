@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 from skillgym_core.sandbox import hostmounts
 from skillgym_core.sandbox.hostmounts import reach_persistently
+from skillgym_core.sandbox.janitor import mount_points_below
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="bind mounts need root")
 
@@ -36,3 +40,32 @@ def test_a_persistent_stage_is_read_only_so_a_recursive_delete_cannot_reach_the_
         hostmounts._release_persistent()
         hostmounts._staging_root.cache_clear()
     assert not staged.exists()
+
+
+def test_a_run_in_flight_at_exit_leaves_no_bind_mount_behind(tmp_path: Path) -> None:
+    source = tmp_path / "private" / "workspace"
+    source.mkdir(parents=True)
+    (source / "kept.txt").write_text("the run's own files\n")
+    (tmp_path / "private").chmod(0o700)
+    staging_parent = tmp_path / "staging"
+    child = textwrap.dedent(f"""
+        import threading, time
+        from pathlib import Path
+        from skillgym_core.sandbox.hostmounts import Staging
+
+        def run():  # a run on a daemon thread, still going when the process exits
+            staged = Staging(65534, 65534).reach(Path({str(source)!r}))
+            print(staged, flush=True)
+            time.sleep(60)
+
+        threading.Thread(target=run, daemon=True).start()
+        time.sleep(1)
+    """)
+    env = {**os.environ, "SKILLGYM_SANDBOX_STAGING": str(staging_parent)}
+    done = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    staged = Path(done.stdout.strip())
+    assert staged.is_relative_to(staging_parent)
+    assert not mount_points_below(staging_parent)
+    assert not list(staging_parent.iterdir())  # the process's staging folder went with it
+    assert (source / "kept.txt").read_text() == "the run's own files\n"
