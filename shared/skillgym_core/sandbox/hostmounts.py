@@ -108,10 +108,6 @@ def _staging_root() -> Path:
     return owned_dir(parent, STAGING_PREFIX, mode=0o711)
 
 
-# a forked child stages below a directory of its own: its parent's goes when the parent exits
-os.register_at_fork(after_in_child=_staging_root.cache_clear)
-
-
 _persistent: dict[tuple[str, int, int], Path] = {}
 
 
@@ -162,6 +158,19 @@ def _release_live() -> None:
 
 
 atexit.register(_release_live)
+
+
+def _forget_parents_stages() -> None:
+    """In a forked child: the stages so far are the parent's, in the mount table both share, and
+    go when the parent releases them; the child stages below a directory of its own."""
+    global _lock
+    _lock = threading.Lock()  # another of the parent's threads may have held it at the fork
+    _staging_root.cache_clear()
+    _persistent.clear()
+    _live.clear()
+
+
+os.register_at_fork(after_in_child=_forget_parents_stages)
 
 
 class Staging:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from skillgym_core.sandbox import hostmounts
-from skillgym_core.sandbox.hostmounts import reach_persistently
+from skillgym_core.sandbox.hostmounts import Staging, reach_persistently
 from skillgym_core.sandbox.janitor import mount_points_below
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="bind mounts need root")
@@ -69,3 +69,30 @@ def test_a_run_in_flight_at_exit_leaves_no_bind_mount_behind(tmp_path: Path) -> 
     assert not mount_points_below(staging_parent)
     assert not list(staging_parent.iterdir())  # the process's staging folder went with it
     assert (source / "kept.txt").read_text() == "the run's own files\n"
+
+
+def test_a_forked_child_leaves_its_parents_stages_alone_when_it_exits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "private" / "workspace"
+    source.mkdir(parents=True)
+    (tmp_path / "private").chmod(0o700)
+    monkeypatch.setenv("SKILLGYM_SANDBOX_STAGING", str(tmp_path / "staging"))
+    monkeypatch.setattr(hostmounts, "_persistent", {})
+    hostmounts._staging_root.cache_clear()
+    staging = Staging(65534, 65534)
+    try:
+        staged = staging.reach(source)
+        persistent = reach_persistently(source, 65534, 65534)
+        pid = os.fork()
+        if pid == 0:  # what the child's exit handlers do
+            hostmounts._release_live()
+            hostmounts._release_persistent()
+            os._exit(0)
+        assert os.waitpid(pid, 0)[1] == 0
+        assert {str(staged), str(persistent)} <= set(mount_points_below(tmp_path / "staging"))
+    finally:
+        staging.release()
+        hostmounts._release_persistent()
+        hostmounts._staging_root.cache_clear()
+    assert not mount_points_below(tmp_path / "staging")
