@@ -30,6 +30,8 @@ def _archive(*members: tuple[str, bytes | None, str | None]) -> tarfile.TarFile:
 def extract(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "fallback":
         monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    elif not hasattr(tarfile, "data_filter"):
+        pytest.skip("this tarfile predates the data filter: the fallback is all there is")
     return str(request.param)
 
 
@@ -46,4 +48,12 @@ def test_names_and_links_out_of_the_tree_refuse_the_archive(
 ) -> None:
     with pytest.raises(tarfile.TarError):
         tarsafe.extract_data(_archive(member), tmp_path / "dest")
+    assert not (tmp_path / "escape").exists()
+
+
+def test_a_link_that_escapes_through_an_earlier_link_refuses_the_archive(tmp_path: Path, extract: str) -> None:
+    # "up" leads to the destination itself, so "up/.." is its parent, which no name spells out
+    members = (("app/up", None, ".."), ("app/out", None, "up/.."), ("app/out/escape", b"x", None))
+    with pytest.raises(tarfile.TarError):
+        tarsafe.extract_data(_archive(*members), tmp_path / "dest")
     assert not (tmp_path / "escape").exists()
