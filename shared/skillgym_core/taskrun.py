@@ -66,6 +66,9 @@ GIT_GUARDS = {
 # that directory first on sys.path, or a planted ``pytest.py`` would grade itself.
 VERIFIER_ENV = {
     "PYTHONSAFEPATH": "1",
+    # every backend gives a run its own process namespace: the built-in checker may end the
+    # run's other processes before it writes the verdict (see the verifier's checks.py)
+    "SKILLGYM_VERIFIER_SEAL": "1",
     "PYTHONDONTWRITEBYTECODE": "1",
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": "/dev/null",

@@ -21,6 +21,7 @@ from skillgym_core.sandbox.janitor import remove_tree, wait_idle
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.taskrun import TaskRunner
 
+from tests.support import verdict_attacks
 from tests.validator.tasks import make_task
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the suite checks the root-started sandbox")
@@ -448,3 +449,25 @@ def test_the_built_in_checker_confines_agent_code(runner: TaskRunner, tmp_path: 
     verdict = runner.verify(task, workspace)
     assert verdict.passed is (answer == "7"), verdict.to_dict()
     assert verdict.reward == (1.0 if answer == "7" else 0.0)
+
+
+@pytest.mark.parametrize("attack", sorted(verdict_attacks.ATTACKS))
+@pytest.mark.parametrize("answer", ["7", "8"])
+def test_code_a_checker_runs_unconfined_cannot_write_the_verdict(
+    runner: TaskRunner, tmp_path: Path, attack: str, answer: str
+) -> None:
+    task = verdict_attacks.unconfined_checker_task(tmp_path / "task")
+    workspace, result = _agent(runner, task, tmp_path, verdict_attacks.agent_command(attack, answer))
+    assert result.ok, result
+    verdict = runner.verify(task, workspace)
+    assert verdict_attacks.FORGED_KEY not in verdict.rewards, verdict.to_dict()
+    assert verdict.reward == (1.0 if answer == "7" else 0.0), verdict.to_dict()
+    assert verdict.failure_type == (None if answer == "7" else "verifier_rejected"), verdict.to_dict()
+
+
+def test_without_the_seal_the_same_daemon_forges_the_verdict(runner: TaskRunner, tmp_path: Path) -> None:
+    """The attack above is real: with the checker's seal switched off, the daemon's verdict wins."""
+    task = verdict_attacks.unconfined_checker_task(tmp_path / "task")
+    workspace, _ = _agent(runner, task, tmp_path, verdict_attacks.agent_command("daemon_rewrites", "8"))
+    verdict = runner.verify(task, workspace, extra_env={"SKILLGYM_VERIFIER_SEAL": "0"})
+    assert verdict.reward == 1.0 and verdict_attacks.FORGED_KEY in verdict.rewards, verdict.to_dict()

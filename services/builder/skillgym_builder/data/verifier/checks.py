@@ -3,19 +3,31 @@
 Each check is a function returning True/False or a score in [0, 1]; an exception raised while
 reading the agent's output counts as a failed check, never as a checker crash. The weighted
 rubric ``r = sum(w_c * q_c)`` (weights from rubric.json, summing to 1) goes to
-/logs/verifier/reward.json with one entry per item, and to reward.txt."""
+/logs/verifier/reward.json with one entry per item, and to reward.txt.
 
+The verdict is this process's: before the reward files are written, every other process of the
+run but this one's ancestors (``test.sh`` and the sandbox's init) is stopped and killed, so no
+code the checks ran (an agent's tool that daemonised, a writer that keeps replacing the files)
+is alive at or after the write; what such code wrote before is replaced. The runner asks for this
+with ``SKILLGYM_VERIFIER_SEAL=1``, set only where the verifier has a process namespace of its own
+(a sandbox, a container, a pod): on a shared machine it would end the user's other processes."""
+
+import contextlib
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import time
 import traceback
 
 LOGS = os.environ.get("SKILLGYM_VERIFIER_LOGS", "/logs/verifier")
 RUN_UNTRUSTED = os.environ.get("SKILLGYM_RUN_UNTRUSTED", "/opt/skillgym/bin/run-untrusted")
 TESTS = os.path.dirname(os.path.abspath(__file__))
 APP = os.environ.get("SKILLGYM_APP_DIR", "/app")
+SEAL = os.environ.get("SKILLGYM_VERIFIER_SEAL") == "1"
 
 
 def load_expected():
@@ -94,6 +106,81 @@ def norm(text):
     return text.casefold()
 
 
+def _parent(pid):
+    with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return int(fields[1]), fields[0]
+
+
+def _ancestors():
+    chain, pid = set(), os.getpid()
+    while pid > 0 and pid not in chain:
+        chain.add(pid)
+        try:
+            pid = _parent(pid)[0]
+        except (OSError, ValueError, IndexError):
+            break
+    return chain
+
+
+def _other_processes(keep):
+    """Live processes of the run (zombies write nothing) that this one may signal, but ``keep``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in keep:
+            continue
+        try:
+            if _parent(int(entry))[1] == "Z":
+                continue
+            os.kill(int(entry), 0)
+        except (OSError, ValueError, IndexError):
+            continue  # gone, or not ours to signal (then not the agent's either)
+        found.append(int(entry))
+    return found
+
+
+def end_other_processes(deadline_s=10.0):
+    """Stop, then kill, every process of the run but this one and its ancestors, until none is
+    left (a process that forks while being stopped is caught on the next pass). Raises
+    SystemExit when some outlive ``deadline_s``: no verdict is then written."""
+    keep = _ancestors()
+    end = time.monotonic() + deadline_s
+    while True:
+        others = _other_processes(keep)
+        if not others:
+            return
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in others:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, sig)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        if time.monotonic() > end:
+            raise SystemExit(f"checker error: processes of the run could not be ended: {others[:10]}")
+        time.sleep(0.005)
+
+
+def _clear_logs():
+    """``LOGS`` as a plain, writable folder with no reward file in it, whatever was made of it."""
+    if os.path.islink(LOGS) or (os.path.lexists(LOGS) and not os.path.isdir(LOGS)):
+        os.unlink(LOGS)
+    os.makedirs(LOGS, exist_ok=True)
+    os.chmod(LOGS, 0o755)
+    for name in ("reward.json", "reward.txt"):
+        path = os.path.join(LOGS, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.unlink(path)
+
+
+def _write_new(name, text):
+    fd = os.open(os.path.join(LOGS, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
 def run(checks):
     """``checks``: list of (name, callable). Writes the reward files and exits 0."""
     weights = load_rubric()
@@ -113,9 +200,9 @@ def run(checks):
         print(f"checker error: rubric items without a check: {missing}", file=sys.stderr)
         sys.exit(2)
     reward = round(sum(weights[name] * scores.get(name, 0.0) for name in weights), 6)
-    os.makedirs(LOGS, exist_ok=True)
-    with open(os.path.join(LOGS, "reward.json"), "w", encoding="utf-8") as handle:
-        json.dump({"reward": reward, **{name: scores[name] for name in weights}}, handle, sort_keys=True)
-    with open(os.path.join(LOGS, "reward.txt"), "w", encoding="utf-8") as handle:
-        handle.write(f"{reward}\n")
+    if SEAL:
+        end_other_processes()
+    _clear_logs()
+    _write_new("reward.json", json.dumps({"reward": reward, **{name: scores[name] for name in weights}}, sort_keys=True))
+    _write_new("reward.txt", f"{reward}\n")
     print(f"reward = {reward}")
