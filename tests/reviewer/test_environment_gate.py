@@ -103,7 +103,7 @@ def test_lint_findings_are_environment_errors_with_reasons(tmp_path: Path, wheel
     codes = {finding["code"] for finding in gates["environment"]["details"]["findings"]}
     assert codes == {"from_unpinned", "pipe_to_shell", "secret_in_env", "requirements_not_copied"}
     assert any("line 3" in reason and "pipes a download" in reason for reason in reviewed.reasons), reviewed.reasons
-    assert list(gates) == ["conformance", "environment"]
+    assert list(gates) == ["conformance", "verifier_confinement", "environment"]
 
 
 def test_a_failed_build_carries_the_pip_log(tmp_path: Path, wheelhouse: Path) -> None:

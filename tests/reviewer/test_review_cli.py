@@ -72,7 +72,7 @@ def test_review_prints_one_record_per_task_with_gates_score_and_timings(
     mutation = first["mutation"]
     assert isinstance(mutation, dict) and mutation["score"] >= 0.9 and set(mutation["items"]) == {"categories", "total", "count"}
     gates = [g["gate"] for g in first["gates"]]  # type: ignore[union-attr]
-    assert gates[:3] == ["conformance", "environment", "validity"] and "mutation" in gates and "equivalence_probes" in gates
+    assert gates[:4] == ["conformance", "verifier_confinement", "environment", "validity"] and "mutation" in gates and "equivalence_probes" in gates
     timings = first["timings"]
     assert isinstance(timings, dict) and timings["total_s"] > 0 and timings["mutation"] > 0
     assert second["passed"] is False and second["failure_type"] == "too_lax"

@@ -17,6 +17,7 @@ from skillgym_core.sandbox.base import Sandbox
 from skillgym_core.sandbox.janitor import remove_tree
 from skillgym_core.taskrun import TaskRunner
 
+from skillgym_reviewer.gates.confinement import confinement_gate
 from skillgym_reviewer.gates.conformance import conformance_gate
 from skillgym_reviewer.gates.environment import environment_gate
 from skillgym_reviewer.gates.llm_review import LLMReviewGate
@@ -63,6 +64,8 @@ class TaskReviewer:
         config: TaskConfig | None = None
         if gates[0].passed:
             config = task.config()
+            gates.append(timed(lambda: confinement_gate(task)))
+        if all(gate.passed for gate in gates):
             gates.append(timed(lambda: environment_gate(task, self.environment)))
         if all(gate.passed for gate in gates):
             gates += self._executed(task)
