@@ -36,7 +36,9 @@ rejects wrong, empty, partial or forged answers and accepts equivalent correct o
 never appear in the instruction, the workspace or the skill; the task needs the skill's content.
 The verifier never executes the solver's code or runs git on the solver's repository directly: it uses
 `run_untrusted([...])` and `git(...)` from tests/checks.py, which run them without the right to read
-tests/ or write /logs; it writes both reward files, which must agree.
+tests/ or write /logs; it writes both reward files, which must agree. The reviewer reads test.sh,
+the Python it starts and the test modules that imports, and refuses any other way of running the
+solver's code (subprocess, os.system, runpy, importlib, /app on sys.path, pytest from test.sh).
 The instruction states the goal, not the procedure: using the skill must be the shortest path.
 The verifier and solution run without network. You start from a seed task of a task family (see the
 brief): keep its checker style (tests/checks.py rubric, hidden expected values, structural comparison
