@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -48,6 +49,19 @@ def test_without_validation_tasks_are_stored_unvalidated_and_broken_ones_refused
     stored = {k for k in store.list("tasks/")}
     assert "tasks/harbor-tests-apt-inventory/package.tar.gz" in stored and len(stored) == 10
     assert records["apt-inventory"]["reasons"] == ["not_validated"] and validated_tasks(store) == []
+
+
+def test_an_imported_verifier_that_runs_agent_code_is_flagged(dataset: Path, tmp_path: Path) -> None:
+    task = dataset / "tasks" / "apt-inventory"
+    flagged = tmp_path / "flagged" / "pytest-on-agent-code"
+    shutil.copytree(task, flagged)
+    (flagged / "tests" / "test.sh").write_text(
+        "#!/bin/bash\npytest /app/tests && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n")
+    records = {Path(r["path"]).name: r for r in import_tasks([task, flagged], LocalStore(tmp_path / "store"),
+                                                               validate=False)}
+    assert records["apt-inventory"]["unconfined_agent_code"] == []
+    assert records["pytest-on-agent-code"]["imported"]
+    assert [f.split(": ", 1)[0] for f in records["pytest-on-agent-code"]["unconfined_agent_code"]] == ["tests/test.sh:2"]
 
 
 class _VolumeValidator:

@@ -21,6 +21,7 @@ from skillgym_core.errors import SkillGymError
 from skillgym_core.sandbox import janitor
 from skillgym_core.sandbox.factory import make_sandbox
 from skillgym_core.store.base import Store, put_json
+from skillgym_core.verifier_code import unconfined_in_task
 
 from skillgym_validator.gate import error_info, failure_reason
 from skillgym_validator.settings import ValidatorSettings
@@ -94,5 +95,8 @@ def _import_one(folder: Path, store: Store, validator: Validator | None, scratch
         return _refused(folder, [failure_reason(exc)], error=error_info(exc))
     record.update(imported=True, package_key=package_key, source=SOURCE, harbor=config.is_harbor,
                   task_name=config.task.name)
+    # imported tasks are not reviewed: say where their verifier runs the agent's code with its own
+    # rights, so a consumer knows the verdict is the task's own, not one SkillGym can vouch for
+    record["unconfined_agent_code"] = [finding.message() for finding in unconfined_in_task(task)][:20]
     put_json(store, keys.task_validation(task_id), record)
     return record
