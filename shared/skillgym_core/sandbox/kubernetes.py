@@ -14,6 +14,7 @@ import logging
 import math
 import os
 import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -29,11 +30,14 @@ from skillgym_core.errors import ArtifactNotFound, SandboxError
 from skillgym_core.ids import sha256_hex
 from skillgym_core.metrics import SANDBOX_RUNS, SANDBOX_SECONDS
 from skillgym_core.sandbox.base import BuildContext, ImageRoot, Limits, Mount, Outcome, RootMarker, SandboxResult
-from skillgym_core.sandbox.bwrap import check_target
+from skillgym_core.sandbox.bwrap import check_target, untrusted_runner_source
 from skillgym_core.settings import CommonSettings
 from skillgym_core.store.base import Store, get_json
 
 GROUP, VERSION, PLURAL, KIND = "skillgym.io", "v1alpha1", "sandboxruns", "SandboxRun"
+# the confining runner a verifier uses on agent-written code, shipped into every pod as a volume
+RUNNER_DIR = "/opt/skillgym/runner"
+RUNNER_PATH = f"{RUNNER_DIR}/run-untrusted"
 TERMINAL = frozenset({"Succeeded", "Failed"})
 OUTCOMES = {
     "ok": Outcome.OK,
@@ -115,6 +119,7 @@ class KubernetesSandbox:
         self.keep_runs = keep_runs
         self.api = kubernetes.client.CustomObjectsApi(api_client)
         self._watch_factory = kubernetes.watch.Watch
+        self._runner_key: str | None = None
 
     @classmethod
     def from_environment(cls, settings: KubernetesSandboxSettings | None = None) -> KubernetesSandbox:
@@ -254,7 +259,9 @@ class KubernetesSandbox:
         if stdin is not None:
             stdin_key = keys.sandbox_run(run_name, "stdin")
             self.store.put_bytes(stdin_key, stdin)
-        body = self.manifest(run_name, command, mount_specs, workdir, env, limits, stdin_key, input_mb, root)
+        env = {**env, "SKILLGYM_RUN_UNTRUSTED": RUNNER_PATH}
+        body = self.manifest(run_name, command, [*mount_specs, self._runner_spec()], workdir, env, limits, stdin_key,
+                             input_mb + 1, root)
         self.create_run(body)
         status = self.wait(run_name, limits.wall_s + self.start_slack_s)
         return self.result(status, mounts, mount_specs, time.monotonic() - started, run_name)
@@ -273,6 +280,16 @@ class KubernetesSandbox:
                 item.update(writable=True, resultKey=keys.sandbox_run(run_name, f"mounts/{index}.tar.gz"))
             specs.append(item)
         return specs, input_mb
+
+    def _runner_spec(self) -> dict[str, Any]:
+        """The runner's read-only volume (uploaded once per store, content-addressed)."""
+        if self._runner_key is None:
+            with tempfile.TemporaryDirectory(prefix="skillgym-runner-") as folder:
+                runner = Path(folder) / "run-untrusted"
+                runner.write_bytes(untrusted_runner_source().read_bytes())
+                runner.chmod(0o755)
+                self._runner_key = self._upload(pack_dir(Path(folder)))
+        return {"target": RUNNER_DIR, "key": self._runner_key}
 
     def create_run(self, body: dict[str, Any]) -> None:
         self.api.create_namespaced_custom_object(GROUP, VERSION, self.namespace, PLURAL, body)

@@ -10,16 +10,19 @@ import kubernetes
 import pytest
 from skillgym_core.archive import pack_dir
 from skillgym_core.errors import SandboxError
+from skillgym_core.sandbox import kubernetes as kubernetes_sandbox
 from skillgym_core.sandbox import kubernetes_session
 from skillgym_core.sandbox.base import Limits, Mount, Outcome, Sandbox
 from skillgym_core.sandbox.kubernetes import KubernetesSandbox, unpacked_mb
 from skillgym_core.sandbox.kubernetes_session import KubernetesSession
 from skillgym_core.sandbox.session import open_session, resume_session
 from skillgym_core.store.local import LocalStore
+from skillgym_core.taskrun import TaskRunner
 
 from tests.operator.apiserver import ApiServer
 from tests.operator.conftest import NAMESPACE, apiserver, node, operator, operator_settings, wait_for  # noqa: F401
 from tests.operator.node import SandboxNode
+from tests.support import verdict_attacks
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -331,3 +334,34 @@ def test_an_images_workdir_is_copied_out_through_one_pod(sandbox: KubernetesSand
     empty.mkdir()
     assert not exporter([Mount(image, "/image-app")], "/no/such/dir", empty)
     assert not any(empty.iterdir())
+
+
+def test_every_pod_ships_the_confining_runner(sandbox: KubernetesSandbox, node: SandboxNode,  # noqa: F811
+                                              tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    probe = ('echo "$SKILLGYM_RUN_UNTRUSTED"; "$SKILLGYM_RUN_UNTRUSTED" --timeout 10 -- sh -c'
+             " 'echo confined > /app/inside.txt; echo forged > /logs/out.txt' 2>&1 | tail -1; ls /logs")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    result = sandbox.run(["sh", "-c", probe], mounts=[Mount(workspace, "/app", writable=True),
+                                                      Mount(logs, "/logs", writable=True)], limits=Limits(wall_s=30))
+    assert result.outcome is Outcome.OK, result
+    lines = result.stdout.splitlines()
+    assert lines[0] == kubernetes_sandbox.RUNNER_PATH
+    assert "Permission denied" in lines[1] and lines[2:] == [], result.stdout  # /logs stayed out of reach
+    assert (workspace / "inside.txt").read_text() == "confined\n"
+
+
+@pytest.mark.parametrize("attack", ["daemon_rewrites", "double_fork", "writes_locks_and_exits"])
+def test_code_a_checker_runs_unconfined_cannot_write_the_verdict_in_a_pod(
+    sandbox: KubernetesSandbox, node: SandboxNode, tmp_path: Path, attack: str  # noqa: F811
+) -> None:
+    runner = TaskRunner(sandbox, judge=None)
+    task = verdict_attacks.unconfined_checker_task(tmp_path / "task")
+    workspace = runner.fresh_workspace(task, tmp_path)
+    planted = runner.run_agent_command(task, workspace, verdict_attacks.agent_command(attack, "8"), timeout_s=60)
+    assert planted.ok, planted
+    verdict = runner.verify(task, workspace)
+    assert verdict_attacks.FORGED_KEY not in verdict.rewards, verdict.to_dict()
+    assert verdict.failure_type == "verifier_rejected" and verdict.reward == 0.0, verdict.to_dict()
