@@ -54,6 +54,20 @@ def test_never_pass_verifier_is_rejected(runner: TaskRunner, tmp_path: Path) -> 
     assert not report.valid and report.reasons == ["oracle_fails: verifier_rejected"]
 
 
+# Harbor's hello-world shape: the verifier installs its test runner at run time
+FETCHES_ITS_TOOLS = (
+    "#!/bin/bash\ncurl -LsSf https://astral.sh/uv/0.7.13/install.sh | sh\nsource $HOME/.local/bin/env\n"
+    "uvx -p 3.13 -w pytest==8.4.1 pytest /tests/test_state.py && echo 1 > /logs/verifier/reward.txt"
+    " || echo 0 > /logs/verifier/reward.txt\n"
+)
+
+
+def test_a_verifier_that_fetches_its_tools_is_reported_as_needing_the_network(runner: TaskRunner, tmp_path: Path) -> None:
+    report = ValidityGate(runner).check(make_task(tmp_path / "task", test_sh=FETCHES_ITS_TOOLS), tmp_path)
+    assert not report.valid and len(report.reasons) == 1, report.reasons
+    assert report.reasons[0].startswith("verifier_needs_network: curl: (6) Could not resolve host"), report.reasons
+
+
 def test_flaky_verifier_is_rejected(runner: TaskRunner, tmp_path: Path) -> None:
     # 20 oracle runs agree by chance with probability 2**-19
     report = ValidityGate(runner, oracle_runs=20).check(make_task(tmp_path / "task", test_sh=FLAKY), tmp_path)

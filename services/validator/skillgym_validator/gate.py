@@ -20,6 +20,8 @@ from skillgym_core.sandbox.base import SandboxResult
 from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.taskrun import TaskRunner, VerifierOutcome
 
+from skillgym_validator.offline import network_failure
+
 # A nop run may end without a reward file (the verifier found nothing to grade): that is
 # still v(x0) = 0. A verifier that times out, is killed or tampers is not.
 NOP_ACCEPTABLE_FAILURES = {"verifier_rejected", "reward_file_missing"}
@@ -259,6 +261,8 @@ class ValidityGate:
                 solution = run.solution or {}
                 if solution.get("outcome") not in (None, "ok"):
                     oracle_reasons.append(f"oracle_solution_{solution['outcome']}")
+                elif fetched := network_failure(str(run.verifier.get("stdout", "")), str(run.verifier.get("stderr", ""))):
+                    oracle_reasons.append(f"verifier_needs_network: {fetched}")
                 else:
                     oracle_reasons.append(f"oracle_fails: {run.verifier.get('failure_type')}")
         if len({(r.passed, r.verifier.get("reward")) for r in nops}) > 1:
