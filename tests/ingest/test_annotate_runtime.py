@@ -39,7 +39,14 @@ def test_network_from_web_tools_and_exported_api_key(tmp_path: Path) -> None:
     assert "api_key" in net["network"].value["signals"]
     assert net["env_vars"].value["api_keys"] == ["OPENAI_API_KEY"]
     front = "name: csv-report\ndescription: Summarize a CSV export into a report.\nallowed-tools: Read WebFetch\n"
-    assert "allowed_tools" in runtime(tmp_path / "c", {}, front_matter=front)["network"].value["signals"]
+    fetching = GOOD_BODY + "\nSearch the web for the current exchange rates first.\n"
+    assert "allowed_tools" in runtime(tmp_path / "c", {}, fetching, front_matter=front)["network"].value["signals"]
+
+
+def test_web_tools_allowed_but_never_reached_for_are_not_a_need(tmp_path: Path) -> None:
+    front = "name: csv-report\ndescription: Summarize a CSV export into a report.\nallowed-tools: Read WebFetch\n"
+    network = runtime(tmp_path, {}, front_matter=front)["network"].value
+    assert not network["required"] and network["signals"] == []
 
 
 def test_install_lines_and_readme_clones_are_not_runtime_network(tmp_path: Path) -> None:

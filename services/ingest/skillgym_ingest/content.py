@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from skillgym_core.contracts.skill import Diagnostic
 
 from skillgym_ingest.frontmatter import ParsedSkillMd, parse_skill_md
+from skillgym_ingest.language import prose_only
 from skillgym_ingest.loader import LoadedFile, SkillFolder
 
 TEXT_SUFFIXES_WORDS = (
@@ -85,6 +86,11 @@ class SkillContent:
     @functools.cached_property
     def prose_words(self) -> list[str]:
         return prose_words(self.description.lower()) + self.body_words
+
+    @functools.cached_property
+    def language_words(self) -> list[str]:
+        """The description's and the body's prose words (no code, commands or paths), for the language."""
+        return prose_words(self.description.lower()) + prose_words(prose_only(self.body[:_PROSE_LIMIT]).lower())
 
     def scripts(self) -> list[TextFile]:
         return [f for f in self.text_files if f.suffix in SCRIPT_LANGUAGES]

@@ -44,7 +44,7 @@ def annotate_basic(content: SkillContent) -> dict[str, Annotation]:
         evidence=[Evidence(rule=f"basic.completeness.{k}", file=md) for k, ok in checks.items() if not ok]
         + missing_refs[:20],
     )
-    guess = english_from_words(content.prose_words)
+    guess = english_from_words(content.language_words)
     language = Annotation(
         value={"language": guess.language, "score": guess.score, "words": guess.words},
         evidence=[Evidence(rule="basic.language.function_words", file=md)],

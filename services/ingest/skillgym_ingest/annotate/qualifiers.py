@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from skillgym_core.contracts.skill import Evidence
@@ -35,7 +35,7 @@ OPTIONAL = re.compile(
     r"installed|configured|detected|enabled)|if you (?:have|want|like|prefer|need)|when (?:available|present)|"
     r"(?:falls?|falling) back|fallback|otherwise|nice[- ]to[- ]have|not (?:required|needed|necessary)|"
     r"(?:you )?can also|alternatively|instead of installing|speeds? (?:it )?up|(?:much |a lot )?faster|"
-    r"recommended|if possible)\b",
+    r"recommended|if possible|if (?:asked|requested)|when (?:asked|requested)|on request|only if|only when)\b",
     re.IGNORECASE,
 )
 # Negation is read in the clause before the match, at most this many words back.
@@ -43,7 +43,7 @@ _NEGATION_WORDS = 5
 _CLAUSE_END = re.compile(r"[.!?;:,(](?:\s|$)|\s[-\u2013\u2014]\s")
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
-_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)\s*([\w+.-]*)")
 _REFERENCE_TITLE = re.compile(
     r"\b(?:references?|resources|further reading|see also|links|learn more|documentation|docs|credits|"
     r"acknowledge?ments?|licen[cs]e|about|authors?|community|find more|sources|citation)\b",
@@ -65,6 +65,14 @@ class Outline:
     heading_lines: list[int]
     headings: list[str]
     fences: list[tuple[int, int, str]]  # first line, closing line, the prose line just before
+    fence_languages: dict[int, str] = field(default_factory=dict)  # first line -> the fence's info word
+
+    def fence_language(self, line: int) -> str | None:
+        """The info word (``yaml``, ``bash``, ... or "") of the fenced block holding ``line``; None outside one."""
+        for first, last, _ in self.fences:
+            if first < line < last:
+                return self.fence_languages.get(first, "")
+        return None
 
     def heading_above(self, line: int) -> str:
         index = bisect.bisect_right(self.heading_lines, line) - 1
@@ -88,6 +96,7 @@ def outline(content: SkillContent) -> Outline:
     heading_lines: list[int] = []
     headings: list[str] = []
     fences: list[tuple[int, int, str]] = []
+    languages: dict[int, str] = {}
     open_fence: tuple[int, str, str] | None = None  # first line, marker, lead-in
     last_prose = ""
     for number, text in enumerate(content.body.split("\n"), start=content.parsed.body_line):
@@ -99,6 +108,7 @@ def outline(content: SkillContent) -> Outline:
             continue
         if fence:
             open_fence = (number, fence.group(1), last_prose)
+            languages[number] = fence.group(2).lower()
             continue
         heading = _HEADING.match(text)
         if heading:
@@ -109,7 +119,7 @@ def outline(content: SkillContent) -> Outline:
             last_prose = _last_sentence(text.strip())
     if open_fence is not None:
         fences.append((open_fence[0], 1 << 30, open_fence[2]))
-    return Outline(content.skill_md_path, heading_lines, headings, fences)
+    return Outline(content.skill_md_path, heading_lines, headings, fences, languages)
 
 
 def distinct(evidence: list[Evidence], limit: int = 20) -> list[Evidence]:

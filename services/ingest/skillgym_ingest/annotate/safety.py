@@ -53,6 +53,28 @@ SAFETY_RULES = [
          ["key", "secret", "password", "passwd", "token"], "code", 0),
 ]
 _BLOB_EXEMPT_SUFFIXES = frozenset({".json", ".svg", ".ipynb", ".css", ".html", ".htm", ".xml"})
+# The published one-line installers of widely used tools, each at its vendor's own address: piping
+# one of these into a shell is how the vendor says to install it, not a planted payload. Anything
+# else piped into a shell (another host, a user's repository, an address by IP) stays a finding.
+OFFICIAL_INSTALLERS = re.compile(
+    r"https://(?:get\.docker\.com|ollama\.com/install\.sh|sh\.rustup\.rs|astral\.sh/(?:uv|ruff)/|bun\.sh/install|"
+    r"deno\.land/install\.sh|get\.helm\.sh/|raw\.githubusercontent\.com/helm/helm/main/scripts/get-helm-3|"
+    r"raw\.githubusercontent\.com/Homebrew/install/HEAD/install\.sh|install\.python-poetry\.org|"
+    r"deb\.nodesource\.com/setup_|get\.pnpm\.io/install\.sh|pyenv\.run|get\.k3s\.io|"
+    r"raw\.githubusercontent\.com/nvm-sh/nvm/v[\d.]+/install\.sh|cli\.github\.com/|sdk\.cloud\.google\.com|"
+    r"claude\.ai/install\.sh|install\.determinate\.systems/nix|nixos\.org/nix/install|"
+    r"raw\.githubusercontent\.com/kubernetes-sigs/kind/|fnm\.vercel\.app/install|tailscale\.com/install\.sh)"
+)
+_URL = re.compile(r"https?://[^\s|'\"`)]+")
+# an address at a shortener or paste site is a prerequisite when the line asks to fetch or run it
+_PREREQUISITE_VERB = re.compile(r"\b(?:download|install|run|execute|get|fetch|curl|wget|visit|open|go to|grab|"
+                                r"save|paste|copy)\b", re.IGNORECASE)
+
+
+def _official_installer(hit: Hit) -> bool:
+    """A pipe into a shell whose every address is a vendor's published installer."""
+    urls = _URL.findall(hit.excerpt)
+    return bool(urls) and all(OFFICIAL_INSTALLERS.match(url) for url in urls)
 
 
 def _encrypted_zip(data: bytes) -> bool:
@@ -75,6 +97,10 @@ def screen(content: SkillContent, runtime: dict[str, Annotation], hits: list[Hit
     for hit in (h for h in hits if h.rule.startswith("safety.")):
         if hit.rule == "safety.encoded_payload.blob" and suffixes.get(hit.file, ".md") in _BLOB_EXEMPT_SUFFIXES:
             continue  # data URIs and lock files legitimately carry long base64 runs
+        if hit.rule == "safety.download_execute.pipe_shell" and _official_installer(hit):
+            continue
+        if hit.rule == "safety.fake_prerequisite.untrusted_host" and not _PREREQUISITE_VERB.search(hit.excerpt):
+            continue  # a shortened link in sample data or a log is not something to fetch
         findings.append(hit.evidence())
     for binary in content.binary_files:
         if binary.data is not None and binary.data[:4] == b"PK\x03\x04" and _encrypted_zip(binary.data):
