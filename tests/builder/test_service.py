@@ -145,6 +145,29 @@ def test_a_library_skill_gets_no_task_that_uses_none_of_its_libraries(tmp_path: 
     assert fit["fits"] and fit["code"] == "subcategory" and "package:pyarrow" in fit["evidence"]
     assert report["skip_reason"] == "family_no_skill_use" and "tabular-profile" in report["families_tried"]
 
+LOG_TRIAGE = """---
+name: log-error-triage
+description: Triage application log files by grouping ERROR lines into signatures and counting them.
+---
+
+# Log error triage
+
+1. Keep only lines whose level is `ERROR`; normalise numbers to `<n>`.
+2. Group lines by component and signature, count each group and keep its first timestamp.
+3. Check which nginx upstream failed and restart the service when the config is fixed.
+"""
+
+
+def test_a_family_of_the_skills_subcategory_is_no_template_when_its_task_uses_nothing_of_it(tmp_path: Path) -> None:
+    """Filed under system administration and naming nginx, a log-triage procedure corroborates the
+    service-triage family; but that task, fixing an nginx configuration, follows none of the
+    procedure: skipped, never a task whose usage reads none."""
+    report = _skipped(tmp_path, "log-error-triage", LOG_TRIAGE, category="devops", subcategory="system-administration")
+    fit = report["fits"]["service-triage"]
+    assert fit["fits"] and fit["code"] == "subcategory" and len(fit["evidence"]) > 1, fit
+    assert report["skip_reason"] == "family_no_skill_use" and "service-triage" in report["families_tried"]
+
+
 PROMPT_FRAGMENT = """---
 name: tool-call-punctuation
 description: Tells the assistant not to end a sentence with a colon before a tool call

@@ -26,8 +26,6 @@ from skillgym_builder.errors import BuildError, UnsuitableSkillError
 from skillgym_builder.fallback import fallback_metadata, record_fallback
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families.base import Family, Fit
-from skillgym_builder.families.evidence import SkillEvidence, corroborated
-from skillgym_builder.families.libraries import skill_main_libraries
 from skillgym_builder.families.seeds import seed_card
 from skillgym_builder.families.skill_script import UNUSABLE as SCRIPT_UNUSABLE
 from skillgym_builder.family_build import FamilyMaterialiser, FamilyPlan, copy_task_parts, first_plan
@@ -56,11 +54,6 @@ def plan_of(meta: SkillGymMetadata, revision: int) -> FamilyPlan:
 NO_SKILL_USE = "family_no_skill_use"
 # Skip reasons that say only this family's task cannot serve the skill: the next fitting family is tried.
 TRY_NEXT_FAMILY = frozenset({NO_SKILL_USE, SCRIPT_UNUSABLE})
-
-
-def _about_libraries(card: SkillCard) -> bool:
-    evidence = SkillEvidence.of(card)
-    return bool(skill_main_libraries(evidence.packages, evidence.text))
 
 
 def _no_skill_use(family: Family, agent_error: str | None = None) -> UnsuitableSkillError:
@@ -100,14 +93,11 @@ class FamilyFlow:
         source = card if fits else seed_card(family.spec)
         with self._workdir() as workdir:
             instance = self.materialiser.instance(family, source, plan)
-            # A family made for the skill's subcategory, whose own evidence the skill also shows, is
-            # its template even where the usage reader finds nothing (the instruction may state what
-            # the skill teaches). Any other fit, a bare classification included, must show that its
-            # task uses the skill: a prompt fragment filed under agent tooling gets no draft-fixing task.
-            # So must any fit for a skill about specific libraries: a geopandas skill whose text names
-            # pyarrow would otherwise get a pandas profiling task touching none of them.
-            unused = fits and instance.metadata["skill_usage"]["kind"] == "none" and (
-                not corroborated(plan.fit) or _about_libraries(card))
+            # Every family task must use its skill: run its script, import its library, use its tool
+            # or read facts only it states. A fit by category alone (even one the skill's own evidence
+            # corroborates) is no task about this skill: a log-triage procedure is not practised by
+            # fixing an nginx configuration, nor a geopandas skill by a pandas profiling task.
+            unused = fits and instance.metadata["skill_usage"]["kind"] == "none"
             if unused and not use_llm:
                 raise _no_skill_use(family)
             output, builder, extra = instance, "family", dict(info.extra or {})

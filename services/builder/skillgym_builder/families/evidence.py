@@ -83,12 +83,6 @@ class SkillEvidence:
         return program in self.binaries or program in self.commands
 
 
-def corroborated(fit: Fit) -> bool:
-    """Whether a subcategory fit also shows the family's own evidence (its packages, programs or
-    enough of its terms in SKILL.md)."""
-    return fit.code == "subcategory" and any(not item.startswith("subcategory:") for item in fit.evidence)
-
-
 def assess(
     spec: FamilySpec,
     evidence: SkillEvidence,
@@ -126,7 +120,7 @@ def assess(
     terms = [t for t in rules.terms if re.search(t, evidence.text, re.I)]
     if evidence.subcategory and evidence.subcategory in spec.subcategories:
         # the family's own evidence, kept beside the subcategory: it tells a skill about the family's
-        # work from one that was merely classified there (see ``corroborated``)
+        # work from one that was merely classified there
         shown = [*(f"package:{p}" for p in packages), *(f"binary:{b}" for b in binaries),
                  *(f"term:{t}" for t in terms if len(terms) >= rules.min_terms)]
         return Fit(family=spec.id, fits=True, code="subcategory", strength=2,
