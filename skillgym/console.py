@@ -63,6 +63,10 @@ def summary_table(summary: dict[str, Any]) -> Table:
         table.add_row(f"  tasks built by {builder}", str(count))
     for reason, count in sorted((summary.get("skills_skipped_by_reason") or {}).items()):
         table.add_row(f"  skills skipped: {reason}", str(count))
+    variety = summary.get("instruction_variety") or {}
+    if variety.get("near_identical_pairs"):
+        table.add_row("[yellow]near-identical tasks across skills[/yellow]",
+                      f"{variety['near_identical_pairs']} pairs, {variety['skills_involved']} skills")
     fallbacks = summary.get("llm_fallbacks") or []
     if fallbacks:
         table.add_row("[yellow]LLM builder fallbacks[/yellow]", str(len(fallbacks)))

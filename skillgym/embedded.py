@@ -27,6 +27,7 @@ from skillgym_core.store.local import LocalStore
 
 from skillgym.local_model import local_endpoint
 from skillgym.summary import read_build_reports, skill_dependence, summarize, write_pipeline_funnel
+from skillgym.task_variety import instruction_variety
 from skillgym.wiring import PIPELINE_ORDER, create_service, environment
 
 Progress = Callable[[str, dict[str, int]], None]
@@ -136,6 +137,7 @@ def run_pipeline(
     dead = [record for worker in workers for record in worker.stats.failures]
     summary["dead_letters"] = len(dead)
     summary["skill_dependence"] = skill_dependence(store, events)
+    summary["instruction_variety"] = instruction_variety(store, events)
     summary["seconds"] = round(time.perf_counter() - started, 2)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     write_pipeline_funnel(out_dir / "funnel.json", result.funnel, summary)
