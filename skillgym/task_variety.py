@@ -1,17 +1,11 @@
 """Near-identical tasks across skills: a run's built tasks whose instructions say the same thing
-for skills that use different tools of their own.
-
-A family that reduces every skill of a category to one exercise gives a model nothing to learn
-about any of them. Instructions are compared once their data is masked (numbers, quoted and
-backticked values, file names), as sets of word 3-grams; a pair at or above ``THRESHOLD``
-Jaccard similarity whose skills differ in the scripts, libraries or tools their tasks use is
-reported, with both tasks and skills."""
+for skills whose tasks use different tools of their own (see
+:mod:`skillgym_core.instruction_similarity`), listed with both tasks and skills."""
 
 from __future__ import annotations
 
 import io
 import itertools
-import re
 import tarfile
 import tomllib
 from collections.abc import Iterable
@@ -21,18 +15,11 @@ from typing import Any
 from skillgym_core import keys
 from skillgym_core.contracts.events import EnvBuilt, Envelope
 from skillgym_core.errors import StoreError
+from skillgym_core.instruction_similarity import THRESHOLD, Shingles, instruction_shingles, similarity, usage_tools
 from skillgym_core.store.base import Store
 
-THRESHOLD = 0.9
 MAX_PAIRS_SHOWN = 20
 MAX_INSTRUCTION_BYTES = 256 * 1024
-_MASKS = (
-    (re.compile(r"`[^`\n]*`"), " <v> "),
-    (re.compile(r"\"[^\"\n]*\"|'[^'\n]*'"), " <v> "),
-    (re.compile(r"\b[\w.-]*[/\\][\w./\\-]*|\b[\w-]+\.[a-z][a-z0-9]{0,4}\b"), " <p> "),
-    (re.compile(r"\d+(?:[.,]\d+)*"), " <n> "),
-)
-_WORD = re.compile(r"<[vpn]>|[^\W\d_]+")
 
 
 @dataclass(frozen=True)
@@ -40,25 +27,8 @@ class BuiltTask:
     task_id: str
     skill_id: str
     family: str
-    tools: frozenset[str]  # the skill's scripts, libraries and tools its task uses
-    shingles: frozenset[tuple[str, ...]]
-
-
-def masked_words(instruction: str) -> list[str]:
-    text = instruction.lower()
-    for pattern, replacement in _MASKS:
-        text = pattern.sub(replacement, text)
-    return _WORD.findall(text)
-
-
-def shingles(words: list[str], size: int = 3) -> frozenset[tuple[str, ...]]:
-    if len(words) < size:
-        return frozenset({tuple(words)}) if words else frozenset()
-    return frozenset(tuple(words[i:i + size]) for i in range(len(words) - size + 1))
-
-
-def similarity(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:
-    return len(a & b) / len(a | b) if a or b else 1.0
+    tools: frozenset[str]  # what of its skill the task uses (see ``usage_tools``)
+    shingles: Shingles
 
 
 def _read_task(store: Store, task_id: str) -> BuiltTask | None:
@@ -72,11 +42,9 @@ def _read_task(store: Store, task_id: str) -> BuiltTask | None:
     except (StoreError, KeyError, FileNotFoundError, tarfile.TarError, OSError, ValueError, EOFError):
         return None
     metadata: dict[str, Any] = config.get("metadata") or {}
-    usage = metadata.get("skill_usage") or {}
-    tools = frozenset(f"{kind}:{name}" for kind in ("scripts", "libraries", "tools")
-                      for name in usage.get(kind) or () if isinstance(name, str))
+    tools = usage_tools(str(metadata.get("skill_name", "")), metadata.get("skill_usage") or {})
     return BuiltTask(task_id, str(metadata.get("skill_id", "")), str(metadata.get("template", "")), tools,
-                     shingles(masked_words(instruction)))
+                     instruction_shingles(instruction))
 
 
 def _member(archive: tarfile.TarFile, member: tarfile.TarInfo | None) -> str:

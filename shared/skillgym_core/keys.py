@@ -15,6 +15,15 @@ def task_package(task_id: str) -> str:
     return f"tasks/{task_id}/package.tar.gz"
 
 
+def family_instruction(family_id: str, skill_id: str) -> str:
+    """What ``family_id`` asked of ``skill_id`` (its builder's memory against repeating a task)."""
+    return f"families/{family_id}/instructions/{skill_id}.json"
+
+
+def family_instructions(family_id: str) -> str:
+    return f"families/{family_id}/instructions/"
+
+
 def task_review(task_id: str) -> str:
     return f"tasks/{task_id}/review.json"
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from skillgym_core import keys
 from skillgym_core.contracts.events import EnvBuilt, Envelope
+from skillgym_core.instruction_similarity import instruction_shingles, masked_words
 from skillgym_core.store.local import LocalStore
 
-from skillgym.task_variety import BuiltTask, instruction_variety, masked_words, near_identical_pairs, shingles
+from skillgym.task_variety import BuiltTask, instruction_variety, near_identical_pairs
 
 PROFILE = ("# Profile the table\n\n`/app/data/{name}.csv` holds {rows} rows of {what}. Write `/app/out/profile.json` "
            "with the row count, the mean of every numeric column rounded to {digits} decimals, and the share of "
@@ -21,7 +22,7 @@ ALIGN = ("# Align the reads\n\nAlign every read in `/app/reads.fastq` against `/
 
 
 def task(task_id: str, skill: str, tools: set[str], instruction: str) -> BuiltTask:
-    return BuiltTask(task_id, skill, "family", frozenset(tools), shingles(masked_words(instruction)))
+    return BuiltTask(task_id, skill, "family", frozenset(tools), instruction_shingles(instruction))
 
 
 def test_data_is_masked_before_comparing() -> None:
@@ -50,7 +51,8 @@ def test_instances_of_one_skill_and_skills_sharing_their_tools_are_not() -> None
 
 
 def _package(instruction: str, skill: str, library: str) -> bytes:
-    toml = (f'[task]\nname = "x"\n\n[metadata]\nskill_id = "{skill}"\ntemplate = "tabular-profile"\n\n'
+    toml = (f'[task]\nname = "x"\n\n[metadata]\nskill_id = "{skill}"\nskill_name = "{skill}"\n'
+            f'template = "tabular-profile"\n\n'
             f'[metadata.skill_usage]\nkind = "library"\nscripts = []\nlibraries = ["{library}"]\ntools = []\n')
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:

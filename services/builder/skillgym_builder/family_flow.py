@@ -18,6 +18,7 @@ from skillgym_core import metrics
 from skillgym_core.context import ServiceContext
 from skillgym_core.contracts.events import EnvBuilt
 from skillgym_core.contracts.task import SkillGymMetadata
+from skillgym_core.instruction_similarity import usage_tools
 from skillgym_core.llm import LLMError
 from skillgym_core.sandbox.janitor import remove_tree
 
@@ -31,6 +32,7 @@ from skillgym_builder.families.skill_script import UNUSABLE as SCRIPT_UNUSABLE
 from skillgym_builder.family_build import FamilyMaterialiser, FamilyPlan, copy_task_parts, first_plan
 from skillgym_builder.package import BuildInfo, write_task
 from skillgym_builder.skillcard import SkillCard
+from skillgym_builder.variety import SAME_TASK, FamilyInstructions
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +55,16 @@ def plan_of(meta: SkillGymMetadata, revision: int) -> FamilyPlan:
 
 NO_SKILL_USE = "family_no_skill_use"
 # Skip reasons that say only this family's task cannot serve the skill: the next fitting family is tried.
-TRY_NEXT_FAMILY = frozenset({NO_SKILL_USE, SCRIPT_UNUSABLE})
+TRY_NEXT_FAMILY = frozenset({NO_SKILL_USE, SCRIPT_UNUSABLE, SAME_TASK})
+
+
+def _same_task(family: Family, same: dict[str, Any]) -> UnsuitableSkillError:
+    return UnsuitableSkillError(
+        f"family {family.spec.id}'s task for this skill would say word for word what its task for skill "
+        f"{same['skill_id']} says (similarity {same['similarity']}), though the two skills' tasks use different "
+        "tools: the family does not vary its goal for this skill",
+        family=family.spec.id, skip_reason=SAME_TASK, same_as=same,
+    )
 
 
 def _no_skill_use(family: Family, agent_error: str | None = None) -> UnsuitableSkillError:
@@ -74,6 +85,7 @@ class FamilyFlow:
         self.author = author
         self.difficulty = difficulty
         self.require_llm = require_llm
+        self.instructions = FamilyInstructions(ctx.store)
 
     def first(self, card: SkillCard, family: Family, fit: Fit) -> EnvBuilt:
         return self.build(card, family, first_plan(family, fit, self.difficulty, card.record.skill_id), BuildInfo())
@@ -123,7 +135,13 @@ class FamilyFlow:
                         family_meta["family_seed_skill"] = source.name
                     output = replace(authored.output, metadata={**family_meta, **authored.output.metadata})
                     builder, extra["llm_usage"] = "llm", authored.usage
-            return self._save(workdir, card, family, output, replace(info, builder=builder, extra=extra))
+            tools = usage_tools(card.record.name, output.metadata.get("skill_usage") or {})
+            same = self.instructions.same_task(family.spec.id, card.record.skill_id, tools, output.instruction)
+            if same is not None:
+                raise _same_task(family, same)
+            built = self._save(workdir, card, family, output, replace(info, builder=builder, extra=extra))
+            self.instructions.record(family.spec.id, card.record.skill_id, built.task_id, tools, output.instruction)
+            return built
 
     def unfitted(self, card: SkillCard, family: Family, fit: Fit) -> EnvBuilt:
         """LLM builder only: a task for a skill no family fits, starting from ``family``'s example."""
