@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skillgym_core.contracts.task import TaskDir
+from skillgym_core.taskrun import TaskRunner, VerifierOutcome
 
 from tests.validator.tasks import make_task
 
@@ -61,3 +62,19 @@ def unconfined_checker_task(root: Path) -> TaskDir:
 def agent_command(attack: str, answer: str) -> str:
     """What the agent runs: writes its answer and the attack's tool."""
     return f"echo {answer} > answer.txt\ncat > tool.sh <<'TOOL'\n{ATTACKS[attack]}TOOL\n"
+
+
+def verdict_after(runner: TaskRunner, root: Path, attack: str, answer: str) -> VerifierOutcome:
+    """The verdict on an agent's ``answer`` whose tool is ``attack``, on ``runner``'s backend."""
+    task = unconfined_checker_task(root / "task")
+    workspace = runner.fresh_workspace(task, root)
+    planted = runner.run_agent_command(task, workspace, agent_command(attack, answer), timeout_s=60)
+    assert planted.ok, planted
+    return runner.verify(task, workspace)
+
+
+def assert_the_checkers_verdict(verdict: VerifierOutcome, answer: str) -> None:
+    """The verdict is the checker's: the answer's own, nothing the attack wrote."""
+    assert FORGED_KEY not in verdict.rewards, verdict.to_dict()
+    assert verdict.reward == (1.0 if answer == "7" else 0.0), verdict.to_dict()
+    assert verdict.failure_type == (None if answer == "7" else "verifier_rejected"), verdict.to_dict()

@@ -456,13 +456,7 @@ def test_the_built_in_checker_confines_agent_code(runner: TaskRunner, tmp_path: 
 def test_code_a_checker_runs_unconfined_cannot_write_the_verdict(
     runner: TaskRunner, tmp_path: Path, attack: str, answer: str
 ) -> None:
-    task = verdict_attacks.unconfined_checker_task(tmp_path / "task")
-    workspace, result = _agent(runner, task, tmp_path, verdict_attacks.agent_command(attack, answer))
-    assert result.ok, result
-    verdict = runner.verify(task, workspace)
-    assert verdict_attacks.FORGED_KEY not in verdict.rewards, verdict.to_dict()
-    assert verdict.reward == (1.0 if answer == "7" else 0.0), verdict.to_dict()
-    assert verdict.failure_type == (None if answer == "7" else "verifier_rejected"), verdict.to_dict()
+    verdict_attacks.assert_the_checkers_verdict(verdict_attacks.verdict_after(runner, tmp_path, attack, answer), answer)
 
 
 def test_without_the_seal_the_same_daemon_forges_the_verdict(runner: TaskRunner, tmp_path: Path) -> None:

@@ -357,11 +357,5 @@ def test_every_pod_ships_the_confining_runner(sandbox: KubernetesSandbox, node: 
 def test_code_a_checker_runs_unconfined_cannot_write_the_verdict_in_a_pod(
     sandbox: KubernetesSandbox, node: SandboxNode, tmp_path: Path, attack: str  # noqa: F811
 ) -> None:
-    runner = TaskRunner(sandbox, judge=None)
-    task = verdict_attacks.unconfined_checker_task(tmp_path / "task")
-    workspace = runner.fresh_workspace(task, tmp_path)
-    planted = runner.run_agent_command(task, workspace, verdict_attacks.agent_command(attack, "8"), timeout_s=60)
-    assert planted.ok, planted
-    verdict = runner.verify(task, workspace)
-    assert verdict_attacks.FORGED_KEY not in verdict.rewards, verdict.to_dict()
-    assert verdict.failure_type == "verifier_rejected" and verdict.reward == 0.0, verdict.to_dict()
+    verdict = verdict_attacks.verdict_after(TaskRunner(sandbox, judge=None), tmp_path, attack, "8")
+    verdict_attacks.assert_the_checkers_verdict(verdict, "8")

@@ -24,18 +24,10 @@ def runner(podman: PodmanService) -> TaskRunner:
 
 @pytest.mark.parametrize("attack", sorted(verdict_attacks.ATTACKS))
 def test_code_a_checker_runs_unconfined_cannot_write_the_verdict(runner: TaskRunner, tmp_path: Path, attack: str) -> None:
-    task = verdict_attacks.unconfined_checker_task(tmp_path / "task")
-    workspace = runner.fresh_workspace(task, tmp_path)
-    planted = runner.run_agent_command(task, workspace, verdict_attacks.agent_command(attack, "8"), timeout_s=60)
-    assert planted.ok, planted
-    verdict = runner.verify(task, workspace)
-    assert verdict_attacks.FORGED_KEY not in verdict.rewards, verdict.to_dict()
-    assert verdict.failure_type == "verifier_rejected" and verdict.reward == 0.0, verdict.to_dict()
+    verdict_attacks.assert_the_checkers_verdict(verdict_attacks.verdict_after(runner, tmp_path, attack, "8"), "8")
 
 
 def test_the_checker_s_own_pass_still_stands(runner: TaskRunner, tmp_path: Path) -> None:
-    task = verdict_attacks.unconfined_checker_task(tmp_path / "task")
-    workspace = runner.fresh_workspace(task, tmp_path)
-    assert runner.run_agent_command(task, workspace, verdict_attacks.agent_command("daemon_rewrites", "7")).ok
-    verdict = runner.verify(task, workspace)
-    assert verdict.passed and verdict.rewards == {"reward": 1.0, "answer": 1.0}, verdict.to_dict()
+    verdict = verdict_attacks.verdict_after(runner, tmp_path, "daemon_rewrites", "7")
+    verdict_attacks.assert_the_checkers_verdict(verdict, "7")
+    assert verdict.rewards == {"reward": 1.0, "answer": 1.0}, verdict.to_dict()

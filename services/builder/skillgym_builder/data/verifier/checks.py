@@ -123,41 +123,45 @@ def _ancestors():
     return chain
 
 
-def _other_processes(keep):
-    """Live processes of the run (zombies write nothing) that this one may signal, but ``keep``."""
-    found = []
+def _processes(keep):
+    """``{pid: state}`` of the run's processes this one may signal, but ``keep``."""
+    found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) in keep:
             continue
         try:
-            if _parent(int(entry))[1] == "Z":
-                continue
+            state = _parent(int(entry))[1]
             os.kill(int(entry), 0)
         except (OSError, ValueError, IndexError):
             continue  # gone, or not ours to signal (then not the agent's either)
-        found.append(int(entry))
+        found[int(entry)] = state
     return found
 
 
 def end_other_processes(deadline_s=10.0):
-    """Stop, then kill, every process of the run but this one and its ancestors, until none is
-    left (a process that forks while being stopped is caught on the next pass). Raises
-    SystemExit when some outlive ``deadline_s``: no verdict is then written."""
+    """Stop, then kill, every process of the run but this one and its ancestors. Done once two
+    listings in a row show no live process and no new one: a process that forked between a
+    listing and its signal left a child the next listing holds (a zombie seen by itself says
+    nothing of the child it may have made first). Raises SystemExit when processes outlive
+    ``deadline_s``: no verdict is then written."""
     keep = _ancestors()
     end = time.monotonic() + deadline_s
+    previous = None
     while True:
-        others = _other_processes(keep)
-        if not others:
+        present = _processes(keep)
+        live = [pid for pid, state in present.items() if state != "Z"]
+        if not live and previous is not None and set(present) <= previous:
             return
         for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for pid in others:
+            for pid in live:
                 with contextlib.suppress(OSError):
                     os.kill(pid, sig)
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0] > 0:
                 pass
+        previous = set(present)
         if time.monotonic() > end:
-            raise SystemExit(f"checker error: processes of the run could not be ended: {others[:10]}")
+            raise SystemExit(f"checker error: processes of the run could not be ended: {live[:10]}")
         time.sleep(0.005)
 
 
