@@ -81,6 +81,9 @@ VERIFIER_ENV = {
 # room for what the verifier itself writes (logs, caches) beside the agent's files
 VERIFIER_SCRATCH_EXTRA_MB = 256
 JUDGE_FROM_ROLE: Literal["from_role"] = "from_role"
+# A verifier whose main process (or the checker it waits for) ended by a signal exits 128 + the
+# signal: code the verifier ran may have killed the checker and written a verdict of its own.
+SIGNAL_EXIT_BASE = 128
 # failures that still carry the verifier's own rewards; with any other, the rewards are a stand-in 0
 JUDGED_FAILURES = frozenset({"verifier_rejected", "judge_unavailable"})
 
@@ -495,6 +498,9 @@ class TaskRunner:
             return failed("tampered_inputs")
         if result.outcome is not Outcome.OK:
             return failed(f"verifier_{result.outcome.value}", str(result.detail.get("reason", "")))
+        if result.exit_code is not None and result.exit_code > SIGNAL_EXIT_BASE:
+            return failed("verifier_killed", f"the verifier exited {result.exit_code} (signal "
+                          f"{result.exit_code - SIGNAL_EXIT_BASE}): a verdict written then is not the checker's")
         if reading.failure is not None or reading.reward is None:
             return failed(reading.failure or "reward_file_missing", reading.detail)
         if rubric is not None:

@@ -37,6 +37,8 @@ ATTACKS: dict[str, str] = {
     "fork_chain": ("python3 - <<'PY'\nimport os, time\nend = time.time() + 20\nwhile time.time() < end:\n"
                    "    if os.fork():\n        os._exit(0)\n"
                    f"    try:\n        {_FORGE_PY}\n    except OSError:\n        pass\nPY\n"),
+    # kills the checker that ran it, then writes the verdict
+    "kills_the_checker": f"kill -9 $PPID; {_FORGE_SH}\n",
     # sleeps past the checker's write, then writes until the run is torn down
     "outlives_the_checker": (f"setsid bash -c 'sleep 0.5; while :; do {{ {_FORGE_SH}; }} 2>/dev/null; sleep 0.001;"
                              " done' </dev/null >/dev/null 2>&1 &\n"),
@@ -48,8 +50,11 @@ from checks import run
 subprocess.run(["bash", "/app/tool.sh"], timeout=20, stdin=subprocess.DEVNULL)
 run([("answer", lambda: open("/app/answer.txt").read().strip() == "7")])
 """
-# the pause after the checker gives a writer every chance to act after the verdict is written
-TEST_SH = "#!/bin/bash\nmkdir -p /logs/verifier\npython3 /tests/grade.py\nsleep 0.5\n"
+# the pause after the checker gives a writer every chance to act after the verdict is written; the
+# checker's exit status is the script's, as in the built-in test.sh
+TEST_SH = "#!/bin/bash\nmkdir -p /logs/verifier\npython3 /tests/grade.py\nstatus=$?\nsleep 0.5\nexit $status\n"
+# attacks after which the checker gives no verdict at all
+KILLS_THE_CHECKER = frozenset({"kills_the_checker"})
 RUBRIC = '[{"name": "answer", "weight": 1, "kind": "programmatic"}]'
 
 
@@ -73,8 +78,12 @@ def verdict_after(runner: TaskRunner, root: Path, attack: str, answer: str) -> V
     return runner.verify(task, workspace)
 
 
-def assert_the_checkers_verdict(verdict: VerifierOutcome, answer: str) -> None:
-    """The verdict is the checker's: the answer's own, nothing the attack wrote."""
+def assert_the_checkers_verdict(verdict: VerifierOutcome, answer: str, attack: str = "") -> None:
+    """The verdict is the checker's: the answer's own, nothing the attack wrote (and none at all
+    when the attack killed the checker)."""
     assert FORGED_KEY not in verdict.rewards, verdict.to_dict()
+    if attack in KILLS_THE_CHECKER:
+        assert not verdict.passed and verdict.failure_type == "verifier_killed", verdict.to_dict()
+        return
     assert verdict.reward == (1.0 if answer == "7" else 0.0), verdict.to_dict()
     assert verdict.failure_type == (None if answer == "7" else "verifier_rejected"), verdict.to_dict()

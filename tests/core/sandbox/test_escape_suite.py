@@ -456,7 +456,8 @@ def test_the_built_in_checker_confines_agent_code(runner: TaskRunner, tmp_path: 
 def test_code_a_checker_runs_unconfined_cannot_write_the_verdict(
     runner: TaskRunner, tmp_path: Path, attack: str, answer: str
 ) -> None:
-    verdict_attacks.assert_the_checkers_verdict(verdict_attacks.verdict_after(runner, tmp_path, attack, answer), answer)
+    verdict_attacks.assert_the_checkers_verdict(verdict_attacks.verdict_after(runner, tmp_path, attack, answer), answer,
+                                                attack)
 
 
 def test_without_the_seal_the_same_daemon_forges_the_verdict(runner: TaskRunner, tmp_path: Path) -> None:

@@ -353,9 +353,9 @@ def test_every_pod_ships_the_confining_runner(sandbox: KubernetesSandbox, node: 
     assert (workspace / "inside.txt").read_text() == "confined\n"
 
 
-@pytest.mark.parametrize("attack", ["daemon_rewrites", "double_fork", "writes_locks_and_exits"])
+@pytest.mark.parametrize("attack", ["daemon_rewrites", "double_fork", "writes_locks_and_exits", "kills_the_checker"])
 def test_code_a_checker_runs_unconfined_cannot_write_the_verdict_in_a_pod(
     sandbox: KubernetesSandbox, node: SandboxNode, tmp_path: Path, attack: str  # noqa: F811
 ) -> None:
     verdict = verdict_attacks.verdict_after(TaskRunner(sandbox, judge=None), tmp_path, attack, "8")
-    verdict_attacks.assert_the_checkers_verdict(verdict, "8")
+    verdict_attacks.assert_the_checkers_verdict(verdict, "8", attack)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import tempfile
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from skillgym_core.sandbox.janitor import mount_points_below, remove_tree, wait_
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.taskrun import TaskRunner
 
+from tests.support import verdict_attacks
 from tests.validator.tasks import make_task
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.geteuid() != 0, reason="needs the root-started sandbox")]
@@ -179,3 +181,32 @@ def test_no_hostile_workspace_earns_an_unwritten_reward(tmp_path: Path, monkeypa
     ]
     assert mount_points_below(tmp_path) == []  # every volume detached
     assert failures.get(None, 0) > CASES // 20  # the oracle's right answers did pass
+
+
+UNCONFINED_CASES = int(os.environ.get("SKILLGYM_FUZZ_UNCONFINED_CASES", "60"))
+
+
+def test_no_tool_a_checker_runs_unconfined_earns_an_unwritten_reward(tmp_path: Path) -> None:
+    """The built-in checker runs the agent's ``tool.sh`` with its own rights (the shape the
+    reviewer refuses): tools made of one to three forging attacks and agent scripts, in any
+    order, with a right or wrong answer. Such a tool may change the answer the checker reads, or
+    kill the checker (the agent then loses its own reward), but a recorded pass is always the
+    one the checker computed and printed, never one the tool wrote."""
+    task = verdict_attacks.unconfined_checker_task(tmp_path / "task")
+    runner = TaskRunner(LocalSandbox(), environment=None, judge=None)
+    rng = random.Random(20261206)
+    parts = [*verdict_attacks.ATTACKS.values(), *(line + "\n" for line in AGENT_SCRIPTS)]
+    forged = []
+    for case in range(UNCONFINED_CASES):
+        tool = "".join(rng.sample(parts, rng.randint(1, 3)))
+        workspace = runner.fresh_workspace(task, tmp_path)
+        (workspace / "answer.txt").write_text(("7" if rng.random() < 0.5 else str(rng.randint(8, 99))) + "\n")
+        (workspace / "tool.sh").write_text(tool)
+        verdict = runner.verify(task, workspace)
+        printed = re.search(r"^reward = ([0-9.]+)$", verdict.result.stdout if verdict.result else "", re.MULTILINE)
+        checkers = float(printed.group(1)) if printed else None
+        if verdict_attacks.FORGED_KEY in verdict.rewards or (verdict.passed and verdict.reward != checkers):
+            forged.append((case, tool[:300], verdict.to_dict()))
+        runner.discard_workspace(workspace)
+    wait_idle()
+    assert forged == [], json.dumps(forged[:2], default=str)[:3000]

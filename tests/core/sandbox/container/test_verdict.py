@@ -24,7 +24,7 @@ def runner(podman: PodmanService) -> TaskRunner:
 
 @pytest.mark.parametrize("attack", sorted(verdict_attacks.ATTACKS))
 def test_code_a_checker_runs_unconfined_cannot_write_the_verdict(runner: TaskRunner, tmp_path: Path, attack: str) -> None:
-    verdict_attacks.assert_the_checkers_verdict(verdict_attacks.verdict_after(runner, tmp_path, attack, "8"), "8")
+    verdict_attacks.assert_the_checkers_verdict(verdict_attacks.verdict_after(runner, tmp_path, attack, "8"), "8", attack)
 
 
 def test_the_checker_s_own_pass_still_stands(runner: TaskRunner, tmp_path: Path) -> None:
