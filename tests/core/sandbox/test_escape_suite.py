@@ -465,4 +465,6 @@ def test_without_the_seal_the_same_daemon_forges_the_verdict(runner: TaskRunner,
     task = verdict_attacks.unconfined_checker_task(tmp_path / "task")
     workspace, _ = _agent(runner, task, tmp_path, verdict_attacks.agent_command("daemon_rewrites", "8"))
     verdict = runner.verify(task, workspace, extra_env={"SKILLGYM_VERIFIER_SEAL": "0"})
-    assert verdict.reward == 1.0 and verdict_attacks.FORGED_KEY in verdict.rewards, verdict.to_dict()
+    # the daemon's files win (or, killed mid-write, leave a broken pair): not the checker's 0 either way
+    assert verdict_attacks.FORGED_KEY in verdict.rewards or verdict.failure_type in {"bad_reward", "reward_conflict"}, (
+        verdict.to_dict())
