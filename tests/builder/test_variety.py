@@ -40,3 +40,16 @@ def test_an_unreadable_record_is_no_match(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
     store.put_bytes(keys.family_instruction("sequence-stats", "s-broken"), b"{not json")
     assert FamilyInstructions(store).same_task("sequence-stats", "s-new", frozenset(), ALIGN) is None
+
+
+def test_each_record_is_read_once_per_builder(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    FamilyInstructions(store).record("sequence-stats", "s-align", "t1", frozenset({"library:parasail"}),
+                                     SUMMARISE.format(name="a", n=1, m=1, d=1))
+    memory = FamilyInstructions(store)
+    reads: list[str] = []
+    original = store.get_bytes
+    store.get_bytes = lambda key: reads.append(key) or original(key)  # type: ignore[method-assign]
+    for _ in range(3):
+        assert memory.same_task("sequence-stats", "s-new", frozenset({"library:x"}), ALIGN) is None
+    assert reads == [keys.family_instruction("sequence-stats", "s-align")]

@@ -23,13 +23,16 @@ MAX_COMPARED = 2000
 class FamilyInstructions:
     def __init__(self, store: Store) -> None:
         self.store = store
+        # records already read (a skill's record changes only when this family builds it again):
+        # each build lists the family's records but reads only those it has not seen
+        self._seen: dict[str, dict[str, Any]] = {}
 
     def same_task(self, family_id: str, skill_id: str, tools: frozenset[str], instruction: str) -> dict[str, Any] | None:
         """The earlier task of ``family_id`` whose instruction matches ``instruction`` for another
         skill using other tools, else None."""
         mine = instruction_shingles(instruction)
         for key in itertools.islice(self.store.list(keys.family_instructions(family_id)), MAX_COMPARED):
-            seen = self._read(key)
+            seen = self._seen.get(key) or self._read(key)
             if seen is None or seen["skill_id"] == skill_id or frozenset(seen["tools"]) == tools:
                 continue
             score = similarity(mine, seen["shingles"])
@@ -38,16 +41,19 @@ class FamilyInstructions:
         return None
 
     def record(self, family_id: str, skill_id: str, task_id: str, tools: frozenset[str], instruction: str) -> None:
-        put_json(self.store, keys.family_instruction(family_id, skill_id), {
-            "skill_id": skill_id, "task_id": task_id, "tools": sorted(tools),
-            "shingles": sorted(instruction_shingles(instruction)),
-        })
+        key = keys.family_instruction(family_id, skill_id)
+        shingles = instruction_shingles(instruction)
+        put_json(self.store, key, {"skill_id": skill_id, "task_id": task_id, "tools": sorted(tools),
+                                   "shingles": sorted(shingles)})
+        self._seen[key] = {"skill_id": skill_id, "task_id": task_id, "tools": sorted(tools), "shingles": shingles}
 
     def _read(self, key: str) -> dict[str, Any] | None:
         try:
             data = get_json(self.store, key)
             shingles: Shingles = frozenset(tuple(str(word) for word in item) for item in data["shingles"])
-            return {"skill_id": str(data["skill_id"]), "task_id": str(data["task_id"]),
+            seen = {"skill_id": str(data["skill_id"]), "task_id": str(data["task_id"]),
                     "tools": [str(t) for t in data["tools"]], "shingles": shingles}
         except (StoreError, KeyError, TypeError, ValueError):
             return None  # a record another version wrote, or one being replaced: not a match
+        self._seen[key] = seen
+        return seen
