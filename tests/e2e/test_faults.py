@@ -42,7 +42,8 @@ def soaked(
     started = time.monotonic()
     with start_kafka(tmp / "kafka") as kafka, start_s3(tmp / "s3") as s3:
         settings = SoakSettings(
-            skills=soak_input(tmp / "skills"),
+            # a variant of each example keeps every stage busy long enough for each fault to strike mid-stage
+            skills=soak_input(tmp / "skills", variants=1),
             faults=plan(OUTAGE_S),
             waves=3,
             env=pipeline_env(module_teacher.base_url, train_steps=24, checkpoint_every=4),
