@@ -10,7 +10,9 @@ its own PID. No pytest dependency."""
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -58,6 +60,8 @@ class _Process(_Service):
         super().__init__(workdir, process, log_path, port)
 
     def restart(self) -> None:
+        if self.running():  # a frozen process would hold SIGTERM until the kill
+            os.kill(self.pid, signal.SIGCONT)
         self.stop()
         process, self.log_path = _spawn(self.name, self.workdir, self.argv)
         self.process = process
@@ -122,35 +126,73 @@ class KubeCluster:
         _wait(apiserver, lambda: self._healthy(), timeout)
         self.wait_until_scheduling(timeout=max(timeout, 180.0))
 
-    def wait_until_scheduling(self, timeout: float = 180.0) -> float:
+    def wait_until_scheduling(self, timeout: float = 180.0, stall_s: float = 45.0) -> float:
         """Seconds until a pod for a node made just now is bound by the scheduler and run by kwok.
 
         The API server's ``/readyz`` answers the admin (who bypasses RBAC) before its authorizer
         has loaded the roles; a restarted server refuses the scheduler's watches meanwhile, and the
-        scheduler's reflectors back off for up to a minute, blind to new pods and nodes. The next
-        test would find its pods Pending for no reason of its own. A fresh node and a pod bound to
-        it show that both watches deliver again."""
+        scheduler's reflectors back off, blind to new pods and nodes. The next test would find its
+        pods Pending for no reason of its own. A fresh node and a pod bound to it show that both
+        watches deliver again. The probe pod tolerates the not-ready taint so that only the
+        scheduler and kwok are on the path. A component that leaves its stage stalled for
+        ``stall_s`` is restarted once, as a liveness probe would restart it; the error names the
+        stage that never came."""
         import kubernetes
 
         began = time.monotonic()
+        deadline = began + timeout
         name = f"probe-{secrets.token_hex(4)}"
+        tolerations = [{"key": key, "operator": "Exists"}
+                       for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")]
         pod = {"metadata": {"name": name},
                "spec": {"automountServiceAccountToken": False, "nodeSelector": {"kubernetes.io/hostname": name},
-                        "containers": [{"name": "probe", "image": "probe"}]}}  # fmt: skip
+                        "tolerations": tolerations, "containers": [{"name": "probe", "image": "probe"}]}}  # fmt: skip
         scheduler = self.processes["kube-scheduler"]
         with self.api_client() as client:
             core = kubernetes.client.CoreV1Api(client)
             try:
                 _wait(scheduler, lambda: _created(lambda: core.create_node(_node(name, "probe", 0))), timeout)
                 _wait(scheduler, lambda: _created(lambda: core.create_namespaced_pod("default", pod)), timeout)
-                _wait(scheduler, lambda: core.read_namespaced_pod(name, "default").status.phase == "Running",
-                      max(1.0, timeout - (time.monotonic() - began)))  # fmt: skip
+
+                def stage() -> str:
+                    status = core.read_namespaced_pod(name, "default")
+                    if status.status.phase == "Running":
+                        return "running"
+                    return "bound" if status.spec.node_name else "pending"
+
+                self._await_stages(stage, deadline, stall_s)
             finally:
                 with suppress(Exception):
                     core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
                 with suppress(Exception):
                     core.delete_node(name)
         return time.monotonic() - began
+
+    def _await_stages(self, stage: Callable[[], str], deadline: float, stall_s: float) -> None:
+        """Wait for ``stage()`` to say ``running``; the process owning a stalled stage is restarted once."""
+        owner = {"pending": "kube-scheduler", "bound": "kwok"}
+        restarted: set[str] = set()
+        current, since, last_error = "pending", time.monotonic(), ""
+        while time.monotonic() < deadline:
+            try:
+                now_at = stage()
+            except Exception as exc:  # the server is still settling
+                now_at, last_error = current, f"{type(exc).__name__}: {exc}"
+            if now_at == "running":
+                return
+            if now_at != current:
+                current, since = now_at, time.monotonic()
+            process = self.processes[owner[current]]
+            if not process.running():
+                raise ServiceStartError(process.name, f"exited with code {process.process.returncode}", process.log_path)
+            if time.monotonic() - since > stall_s and process.name not in restarted:
+                restarted.add(process.name)
+                process.restart()
+                since = time.monotonic()
+            time.sleep(0.3)
+        process = self.processes[owner[current]]
+        raise ServiceStartError(process.name, f"probe pod still {current} (restarted: {sorted(restarted) or 'none'}; "
+                                f"{last_error or 'no error'})", process.log_path)
 
     def stop(self) -> None:
         for name in reversed(list(self.processes)):

@@ -4,6 +4,8 @@ under the real Job controller, and RBAC refuses an identity without rights."""
 
 from __future__ import annotations
 
+import os
+import signal
 from typing import Any
 
 import kubernetes
@@ -87,3 +89,16 @@ def test_rbac_refuses_an_identity_without_rights(kube: KubeCluster, kube_namespa
     with kube.api_client(token=token) as client, pytest.raises(kubernetes.client.ApiException) as refused:
         kubernetes.client.CoreV1Api(client).list_namespaced_pod(kube_namespace)
     assert refused.value.status == 403
+
+
+def test_the_scheduling_probe_restarts_a_scheduler_that_stopped_answering(kube: KubeCluster) -> None:
+    scheduler = kube.processes["kube-scheduler"]
+    frozen = scheduler.pid
+    os.kill(frozen, signal.SIGSTOP)
+    try:
+        kube.wait_until_scheduling(timeout=90, stall_s=5)
+    finally:
+        if scheduler.pid == frozen:
+            os.kill(frozen, signal.SIGCONT)
+    assert scheduler.pid != frozen and scheduler.running()
+    assert kube.wait_until_scheduling(timeout=60) < 60
