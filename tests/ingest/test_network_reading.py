@@ -59,3 +59,39 @@ def test_an_offline_remark_in_a_module_does_not_cancel_the_procedure(tmp_path: P
     files = {"scripts/links.js": "// this module never fetches an image\nexport const x = 1;\n"}
     body = GOOD_BODY + "\nSearch the web for the page's current ranking.\n"
     assert network(tmp_path, body, files)["required"]
+
+
+@pytest.mark.parametrize(("files", "body"), [
+    # the model is what is downloaded
+    (None, GOOD_BODY + "\nThe first run downloads the pretrained model weights.\n"),
+    # a service's name with a verb of remote work, the sentence wrapped over two lines
+    (None, GOOD_BODY + "\nEvery morning the script posts the digest\nto the team's Slack channel.\n"),
+    # an untagged block of arrows is a flow diagram of the procedure
+    (None, GOOD_BODY + "\n```\nTrigger\n  → find the failed workflow run via the GitHub API\n  → classify it\n```\n"),
+    # a script that rebuilds data is part of the procedure when SKILL.md runs it
+    ({"scripts/build-database.js": "const req = https.get(url, () => {});\n"},
+     GOOD_BODY + "\nRun `node scripts/build-database.js` to refresh the data.\n"),
+])
+def test_needs_written_across_lines_and_diagrams_count(tmp_path: Path, files: dict[str, str] | None,
+                                                        body: str) -> None:
+    assert network(tmp_path, body, files)["required"]
+
+
+@pytest.mark.parametrize(("files", "body"), [
+    # what is fetched is a URL; the corpus comes a clause later
+    (None, GOOD_BODY + "\n## Adding a page\n\nFetch a URL and add it to the corpus, then update the graph.\n"),
+    # "for X, see Y": the reader is sent elsewhere, the wrapped sentence read whole
+    (None, GOOD_BODY + "\nNot prompt design or model choice: for the Anthropic API\nsurface (params, streaming) "
+                       "see the `claude-api` reference.\n"),
+    # a remedy for a broken set-up, the condition on the line before
+    (None, GOOD_BODY + "\nRun the doctor script first. If `ollama` is\nunreachable: `ollama serve` then "
+                       "`ollama pull llama3.2:3b`.\n"),
+    # "pushes" is a noun here
+    (None, GOOD_BODY + "\nThe hook nets Gemini sessions and direct-terminal pushes that the other guard misses.\n"),
+    # the maintainer's script that rebuilds the bundled database, which nothing in the skill names
+    ({"scripts/build-database.js": "const req = https.get(url, () => {});\n", "data/drugs.json": "[]\n"},
+     GOOD_BODY),
+])
+def test_pointers_remedies_and_data_builders_are_not_needs(tmp_path: Path, files: dict[str, str] | None,
+                                                           body: str) -> None:
+    assert not network(tmp_path, body, files)["required"]

@@ -79,7 +79,7 @@ _DISCRETE_WORDS = re.compile(r"\b(?:nvidia|cuda|amd|rocm|radeon)\b", re.IGNORECA
 
 def _only_apple(hit: Hit) -> bool:
     """A requirement stated about an Apple GPU ("needs the GPU of an M-series Mac")."""
-    sentence = sentence_around(hit.excerpt, hit.column, hit.end)
+    sentence = sentence_around(*hit.in_context())
     return bool(_APPLE_WORDS.search(sentence)) and not _DISCRETE_WORDS.search(sentence)
 
 

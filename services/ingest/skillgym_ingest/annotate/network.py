@@ -15,6 +15,9 @@ from skillgym_ingest.annotate.qualifiers import Outline, Stance, distinct, gap, 
 from skillgym_ingest.annotate.rules import Hit, rule
 from skillgym_ingest.annotate.services import API_SUFFIX, REMOTE_VERB, SERVICE_NAMES, SERVICE_PATTERN
 
+# the thing downloaded follows its verb within a few words ("downloads the pretrained model"), not
+# in a later clause ("fetch a URL and add it to the corpus")
+_OBJECT_WORDS = r"(?:\s+(?!(?:and|then|or|to|into|no|not|without)\b)[\w'./-]+){0,4}?\s+"
 NOT_LOCAL = r"(?!localhost|127\.|0\.0\.0\.0|\[::1\]|example\.(?:com|org))"
 _URL = r"https?://" + NOT_LOCAL + r"[^\s`'\")<>]+"
 
@@ -71,7 +74,7 @@ PROSE_RULES = [
          "skill_md", anchors=sorted({name.split()[0] for name in SERVICE_NAMES})),
     rule("runtime.network.model_download",
          # "pull" is left out here: "pull the right values into the model" is spreadsheet work
-         r"\b(?:download(?:s|ed|ing)?|fetch(?:es|ed|ing)?)\b" + gap(60) + r"\b(?:models?|weights|"
+         r"\b(?:download(?:s|ed|ing)?|fetch(?:es|ed|ing)?)\b" + _OBJECT_WORDS + r"\b(?:models?|weights|"
          r"checkpoints?|datasets?|corpora|corpus|embeddings|tokenizers?|vocabular(?:y|ies))\b|"
          r"\b(?:models?|weights|checkpoints?|datasets?)\b" + gap(50) + r"\b(?:downloaded|fetched|pulled)\b|"
          r"\bmodel downloads?\b", ["download", "fetch", "pull"], "skill_md"),
@@ -123,10 +126,16 @@ _OVERRIDABLE = frozenset(r.rule for r in PROSE_RULES) | {"runtime.network.model_
 _LATER_ONLY = ("after", "once", "later", "subsequent", "first run", "first use", "first time", "cached")
 
 
+# "the pushes", "force pushes", "direct-terminal pushes": the word is a noun there, not remote work
+_NOUN_BEFORE = re.compile(r"\b(?:the|a|an|its|their|your|our|any|force|\w+-\w+)\s+$", re.IGNORECASE)
+
+
 def _names_a_service(hit: Hit) -> bool:
-    if API_SUFFIX.match(hit.excerpt[hit.end :]):
+    text, start, end = hit.in_context()
+    if API_SUFFIX.match(text[end:]):
         return True
-    return bool(REMOTE_VERB.search(sentence_around(hit.excerpt, hit.column, hit.end)))
+    sentence = sentence_around(text, start, end)
+    return any(not _NOUN_BEFORE.search(sentence[: verb.start()]) for verb in REMOTE_VERB.finditer(sentence))
 
 
 def _credential_signals(hits: list[Hit]) -> set[str]:
@@ -134,7 +143,7 @@ def _credential_signals(hits: list[Hit]) -> set[str]:
 
 
 def is_offline_statement(hit: Hit) -> bool:
-    sentence = sentence_around(hit.excerpt, hit.column, hit.end).lower()
+    sentence = sentence_around(*hit.in_context()).lower()
     return not any(word in sentence for word in _LATER_ONLY)
 
 
@@ -170,7 +179,13 @@ def _prose_rule_in_code(hit: Hit, shape: Outline) -> bool:
     if hit.rule not in _PROSE_RULE_NAMES or hit.file != shape.path:
         return False
     # a table row lists things (features, token kinds, supported tools); the procedure is in sentences
-    return shape.fence_language(hit.line) is not None or hit.excerpt.lstrip().startswith("|")
+    language = shape.fence_language(hit.line)
+    if language == "" and _DIAGRAM_STEP.match(hit.excerpt):
+        return False  # an untagged block of arrows and words is a flow diagram of the procedure
+    return language is not None or hit.excerpt.lstrip().startswith("|")
+
+
+_DIAGRAM_STEP = re.compile(r"^\s*(?:\u2192|->|=>|[\u2502\u251c\u2514\u2500 ]+)\s*[A-Za-z][\w ,'\u2019/()-]{8,}[.:]?\s*$")
 
 
 def _is_written_file(hit: Hit, shape: Outline) -> bool:
@@ -182,10 +197,12 @@ def _is_installer(hit: Hit) -> bool:
 
 
 def network_annotation(
-    hits: list[Hit], shape: Outline, *, network_tools: list[str], credential_hits: list[Hit]
+    hits: list[Hit], shape: Outline, *, network_tools: list[str], credential_hits: list[Hit],
+    data_builders: frozenset[str] = frozenset(),
 ) -> Annotation:
     """``hits`` are the ``runtime.network.*`` hits; ``credential_hits`` the credentials the skill
-    needs (see :mod:`credentials`): a secret is for a remote service. The value: ``required``,
+    needs (see :mod:`credentials`): a secret is for a remote service; ``data_builders`` the scripts
+    that rebuild the skill's bundled data, which the procedure never runs. The value: ``required``,
     ``optional`` (only optional or conditional network use), ``install_time`` (package installs)
     and ``signals`` (which kinds of evidence counted)."""
     counted: list[Hit] = []
@@ -204,6 +221,7 @@ def network_annotation(
         if _in_a_comment(hit):
             continue
         if (hit.rule in _NOT_BY_ITSELF or _is_written_file(hit, shape) or _prose_rule_in_code(hit, shape)
+                or hit.file in data_builders
                 or (hit.rule == "runtime.network.remote_cli" and _LOCAL_ABLE.match(hit.excerpt[hit.column:]))):
             discounted.append((hit, Stance.OPTIONAL))
             continue

@@ -35,9 +35,16 @@ OPTIONAL = re.compile(
     r"installed|configured|detected|enabled)|if you (?:have|want|like|prefer|need)|when (?:available|present)|"
     r"(?:falls?|falling) back|fallback|otherwise|nice[- ]to[- ]have|not (?:required|needed|necessary)|"
     r"(?:you )?can also|alternatively|instead of installing|speeds? (?:it )?up|(?:much |a lot )?faster|"
-    r"recommended|if possible|if (?:asked|requested)|when (?:asked|requested)|on request|only if|only when)\b",
+    r"recommended|if possible|if (?:asked|requested)|when (?:asked|requested)|on request|only if|only when|"
+    # a remedy for a broken set-up ("if ollama is unreachable: ollama pull ...") is not the procedure
+    r"if (?:the )?[`'\"]?[\w$./-]+[`'\"]?(?: \w+)? (?:is|are) (?:missing|unreachable|absent|down|"
+    r"not (?:running|installed|found|available|reachable)))\b",
     re.IGNORECASE,
 )
+# "for the X API, see the `x-api` reference": the sentence sends the reader elsewhere for X
+_REDIRECT_AFTER = re.compile(r"\b(?:see|refer to|consult)\b|\buse the `?[\w-]+`? (?:skill|reference|guide)\b",
+                             re.IGNORECASE)
+_FOR_BEFORE = re.compile(r"\bfor\b", re.IGNORECASE)
 # Negation is read in the clause before the match, at most this many words back.
 _NEGATION_WORDS = 5
 _CLAUSE_END = re.compile(r"[.!?;:,(](?:\s|$)|\s[-\u2013\u2014]\s")
@@ -146,14 +153,28 @@ def stance(hit: Hit, shape: Outline, *, negatable: bool = True) -> Stance:
         return Stance.STATED
     if shape.in_reference_section(hit):
         return Stance.REFERENCE
-    text, start = hit.excerpt, min(hit.column, len(hit.excerpt))
+    text, start, end = hit.in_context()
+    start = min(start, len(text))
     lead = shape.lead_in(hit.line) if hit.file == shape.path else None  # None outside a code block
     # Inside a code block "not" is code ("if not ok:"), not a denial of the need.
     if negatable and lead is None and NEGATION.search(" ".join(_clause_before(text, start).split()[-_NEGATION_WORDS:])):
         return Stance.NEGATED
-    if says_optional(sentence_around(text, start, hit.end)) or (lead and says_optional(lead)):
+    if lead is None and _redirects(text, start, end):
+        return Stance.REFERENCE
+    if says_optional(sentence_around(text, start, end)) or (lead and says_optional(lead)):
         return Stance.OPTIONAL
     return Stance.STATED
+
+
+def _redirects(text: str, start: int, end: int) -> bool:
+    """The match sits in a "for X, see Y" clause: the reader is sent to another reference for X."""
+    sentence = sentence_around(text, start, end)
+    offset = text.find(sentence) if sentence else -1
+    if offset < 0:
+        return False
+    before, after = sentence[: start - offset], sentence[end - offset :]
+    clause = _clause_before(before, len(before))
+    return bool(_FOR_BEFORE.search(" ".join(clause.split()[-4:]))) and bool(_REDIRECT_AFTER.search(after[:120]))
 
 
 def says_optional(sentence: str) -> bool:

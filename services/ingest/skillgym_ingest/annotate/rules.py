@@ -107,8 +107,12 @@ def has_run(ascii_chars: str, length: int) -> Callable[[str], bool]:
 _HUMAN_DOCS = ("readme", "changelog", "contributing", "license", "install", "security", "code_of_conduct")
 
 
+# packaging metadata a registry's archive carries beside the skill (a wheel's METADATA, an sdist's PKG-INFO)
+_PACKAGING = re.compile(r"(?:^|/)(?:PKG-INFO$|[^/]+\.(?:dist|egg)-info/)")
+
+
 def _is_human_doc(path: str) -> bool:
-    return path.rsplit("/", 1)[-1].lower().startswith(_HUMAN_DOCS)
+    return path.rsplit("/", 1)[-1].lower().startswith(_HUMAN_DOCS) or bool(_PACKAGING.search(path))
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,16 @@ class Hit:
     excerpt: str
     column: int = 0  # where the match starts in ``excerpt`` (may lie past its 200-character cut)
     end: int = 0  # where it ends, likewise
+    # Markdown is often wrapped at a fixed width: the paragraph holding the line, joined, so that a
+    # sentence's "if", "not" or "see" on the line before still qualifies the match.
+    paragraph: str = ""
+    paragraph_column: int = 0
+
+    def in_context(self) -> tuple[str, int, int]:
+        """The text to read the match's sentence in, and where the match starts and ends there."""
+        if self.paragraph:
+            return self.paragraph, self.paragraph_column, self.paragraph_column + self.end - self.column
+        return self.excerpt, self.column, self.end
 
     def evidence(self) -> Evidence:
         return Evidence(rule=self.rule, file=self.file, line=self.line, excerpt=self.excerpt)
@@ -153,6 +167,7 @@ class RuleSet:
     def scan(self, content: SkillContent, max_hits_per_rule: int = 5) -> list[Hit]:
         hits: list[Hit] = []
         for path, text, line_offset, suffix, is_md in _documents(content):
+            paragraphs: _Paragraphs | None = None  # made at the first hit: most documents have none
             lowered = text.lower()
             candidates = set(self._always)
             for trigger in self.present(lowered):
@@ -167,10 +182,55 @@ class RuleSet:
                     end = text.find("\n", match.end())
                     raw = text[start : end if end != -1 else len(text)]
                     column = match.start() - start - (len(raw) - len(raw.lstrip()))
-                    hits.append(Hit(item.rule, path, line, raw.strip()[:200], column, column + len(match.group(0))))
+                    if is_md and paragraphs is None:
+                        paragraphs = _Paragraphs(text)
+                    paragraph, offset = paragraphs.around(line - line_offset) if paragraphs else ("", 0)
+                    hits.append(Hit(item.rule, path, line, raw.strip()[:200], column, column + len(match.group(0)),
+                                    paragraph, offset + column))
                     if count >= max_hits_per_rule:
                         break
         return hits
+
+
+_BLOCK_BREAK = re.compile(r"^\s*$|^ {0,3}(?:#{1,6}\s|```|~~~|\||<!--|>)")
+_BLOCK_START = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s")
+_FENCE_MARK = re.compile(r"^ {0,3}(?:```|~~~)")
+_PARAGRAPH_REACH = 12  # lines either way
+
+
+class _Paragraphs:
+    """The wrapped paragraph (or list item) around a line of Markdown, outside fenced blocks."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.split("\n")
+        self.in_fence: list[bool] = []
+        inside = False
+        for line in self.lines:
+            marker = bool(_FENCE_MARK.match(line))
+            self.in_fence.append(inside or marker)
+            inside = inside != marker
+
+    def _joins(self, index: int) -> bool:
+        return 0 <= index < len(self.lines) and not self.in_fence[index] and not _BLOCK_BREAK.match(self.lines[index])
+
+    def around(self, index: int) -> tuple[str, int]:
+        """The paragraph joined with single spaces, and where line ``index`` starts in it ("" when
+        the line stands alone: in a fence, a table, a heading)."""
+        if not self._joins(index):
+            return "", 0
+        first = index
+        while (index - first < _PARAGRAPH_REACH and not _BLOCK_START.match(self.lines[first])
+               and self._joins(first - 1)):
+            first -= 1
+        last = index
+        while (last - index < _PARAGRAPH_REACH and self._joins(last + 1)
+               and not _BLOCK_START.match(self.lines[last + 1])):
+            last += 1
+        if first == last:
+            return "", 0
+        before = [line.strip() for line in self.lines[first:index]]
+        joined = " ".join(line.strip() for line in self.lines[first : last + 1])
+        return joined, sum(len(part) + 1 for part in before)
 
 
 def scan(content: SkillContent, rules: Iterable[Rule] | RuleSet) -> list[Hit]:

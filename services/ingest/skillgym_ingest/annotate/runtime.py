@@ -4,6 +4,7 @@ the needs (network, GPU, credentials) also the evidence that was discounted and 
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from skillgym_core.contracts.skill import Annotation, Evidence
@@ -87,7 +88,8 @@ def annotate_runtime(content: SkillContent, hits: list[Hit] | None = None) -> di
     destructive_hits = by_prefix["runtime.destructive"]
     return {
         "network": network_annotation(by_prefix["runtime.network"], shape, network_tools=network_tools,
-                                      credential_hits=needed),
+                                      credential_hits=needed,
+                                      data_builders=data_builders(content, by_prefix["runtime.network"])),
         "gpu": gpu_annotation(by_prefix["runtime.gpu"], shape),
         "credentials": credentials_annotation(needed, discounted),
         "external_binaries": Annotation(value=binaries, evidence=binary_evidence[:20]),
@@ -101,6 +103,29 @@ def annotate_runtime(content: SkillContent, hits: list[Hit] | None = None) -> di
         "destructive_writes": _annotation({"outside_workdir": bool(destructive_hits)}, destructive_hits,
                                           "runtime.destructive.none_found"),
     }
+
+
+# a script that (re)builds the data a skill ships: "build-database.js", "update_index.py", "fetch-data.sh"
+_DATA_BUILDER = re.compile(r"(?:build|rebuild|update|refresh|regenerate|generate|sync|scrape|fetch|download|crawl|import)"
+                           r"[-_]?(?:the[-_])?(?:db|database|data|dataset|index|cache|catalog)s?$", re.IGNORECASE)
+
+
+def data_builders(content: SkillContent, hits: list[Hit]) -> frozenset[str]:
+    """Scripts with hits that rebuild the skill's bundled data and that no other file of the skill
+    names: the maintainer's tool beside the skill, not a step of its procedure."""
+    candidates = {h.file for h in hits if _is_script(h.file)
+                  and _DATA_BUILDER.search(h.file.rsplit("/", 1)[-1].rsplit(".", 1)[0])}
+    if not candidates or content.skill_md_path is None:
+        return frozenset()
+    others = [(content.skill_md_path, content.description + "\n" + content.body)]
+    others += [(f.path, f.text) for f in content.text_files]
+    unnamed = set()
+    for path in candidates:
+        name = path.rsplit("/", 1)[-1]
+        stem = name.rsplit(".", 1)[0]
+        if not any(other != path and (name in text or stem in text) for other, text in others):
+            unnamed.add(path)
+    return frozenset(unnamed)
 
 
 def _is_script(path: str) -> bool:

@@ -18,7 +18,8 @@ _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 SAFETY_RULES = [
     rule("safety.download_execute.pipe_shell",
          r"\b(?:curl|wget|iwr|Invoke-WebRequest)\b[^\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|"
-         r"\b(?:curl|wget)\b[^\n]*\|\s*(?:sudo\s+)?python3?\b", ["curl", "wget", "iwr", "invoke-webrequest"]),
+         r"\b(?:curl|wget)\b[^\n]*\|\s*(?:sudo\s+)?python3?\b", ["curl", "wget", "iwr", "invoke-webrequest"],
+         human_docs=False),  # a README's install line is for the person installing, not a step the agent takes
     rule("safety.download_execute.process_substitution",
          r"\b(?:ba)?sh\s+<\(\s*(?:curl|wget)|\beval\s+\"?\$\((?:curl|wget)|\bpython3?\s+-c\s+\"?\$\((?:curl|wget)",
          ["<(", "eval", "$("]),
