@@ -151,9 +151,10 @@ def assert_reviewer_approves(tmp_path: Path, provider: LocalVenvProvider, family
 def assert_weakened_verifier_rejected(tmp_path: Path, provider: LocalVenvProvider, family_id: str,
                                       item: str | None = None) -> None:
     """The family's task for its seed skill, its verifier weakened by making rubric item ``item``
-    always pass (None: an item picked from those the instance scores, at a position that differs
-    between families), is rejected by the reviewer as too lax, the mutation gate naming the item.
-    A check that always passes never fails a mutant, so a few mutants are enough to expose it."""
+    (or the check ``item:name`` inside a composite item) always pass (None: an item picked from
+    those the instance scores, at a position that differs between families), is rejected by the
+    reviewer as too lax, the mutation gate naming the item. A check that always passes never
+    fails a mutant, so a few mutants are enough to expose it."""
     from skillgym_builder import BuilderService, BuilderSettings
     from skillgym_builder.families import registry
     from skillgym_builder.families.seeds import seed_skill_dir
@@ -162,7 +163,7 @@ def assert_weakened_verifier_rejected(tmp_path: Path, provider: LocalVenvProvide
     from skillgym_reviewer import ReviewerSettings, review_task_dir
 
     from tests.builder.skills import make_context, put_skill, wrap
-    from tests.reviewer.weaken import rubric_items, weaken_runner
+    from tests.reviewer.weaken import composite_checks, rubric_items, weaken_runner
 
     ctx = make_context(tmp_path / "context")
     spec = registry().get(family_id).spec
@@ -174,7 +175,7 @@ def assert_weakened_verifier_rejected(tmp_path: Path, provider: LocalVenvProvide
     task_root = tmp_path / family_id
     with ctx.task_checkout(built.package_key) as task:
         safe_copy_tree(task.root, task_root, max_bytes=64 * 1024 * 1024, max_files=5000)
-    scored = rubric_items(task_root)
+    scored = rubric_items(task_root) + composite_checks((task_root / "tests" / "verify.py").read_text())
     if item is None:
         item = scored[registry().ids().index(family_id) % len(scored)]
     elif item not in scored:

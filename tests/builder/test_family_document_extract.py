@@ -249,3 +249,10 @@ def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path,
 @pytest.mark.slow
 def test_a_weakened_verifier_is_rejected_by_the_reviewer(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
     assert_weakened_verifier_rejected(tmp_path, env_provider, "document-extract")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("check", ["documents:schema", "documents:files", "documents:metadata", "documents:fields"])
+def test_a_check_inside_the_documents_item_that_accepts_anything_is_named(tmp_path: Path, env_provider: LocalVenvProvider,
+                                                                          check: str) -> None:
+    assert_weakened_verifier_rejected(tmp_path, env_provider, "document-extract", check)

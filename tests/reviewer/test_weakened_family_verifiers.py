@@ -1,6 +1,6 @@
-"""Every rubric item of every family: the verifier weakened by making that item's check always
-pass (in the task's copy of the rubric runner, so verifiers of any shape can be weakened) is
-rejected as too lax, the mutation gate naming that item. Each case is a full review, so all of
+"""Every rubric item of every family, and every check inside a composite item: the verifier
+weakened by making that check always pass (in the task's copy of the rubric runner, so
+verifiers of any shape can be weakened) is rejected as too lax, the mutation gate naming it. Each case is a full review, so all of
 them run only with ``SKILLGYM_TEST_EXHAUSTIVE=1``; every family's own test module checks one item
 of its rubric in every run."""
 
@@ -11,13 +11,25 @@ from pathlib import Path
 
 import pytest
 from skillgym_builder.families import registry
+from skillgym_builder.families.common import source
 from skillgym_core.envbuild import LocalVenvProvider
 
 from tests.builder.family_support import assert_weakened_verifier_rejected
+from tests.reviewer.weaken import composite_checks
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.environ.get("SKILLGYM_TEST_EXHAUSTIVE") != "1",
                                                    reason="every rubric item: SKILLGYM_TEST_EXHAUSTIVE=1")]
-CASES = [(family_id, item.name) for family_id in registry().ids() for item in registry().get(family_id).spec.rubric]
+
+
+def _composite_checks(family_id: str) -> list[str]:
+    try:
+        return composite_checks(source(family_id, "verify.py"))
+    except FileNotFoundError:  # a family whose verifier is generated per instance
+        return []
+
+
+CASES = [(family_id, name) for family_id in registry().ids()
+         for name in [item.name for item in registry().get(family_id).spec.rubric] + _composite_checks(family_id)]
 
 
 @pytest.mark.parametrize(("family_id", "item"), CASES, ids=[f"{family}-{item}" for family, item in CASES])

@@ -1,5 +1,6 @@
 """Weakened verifiers, generated: the task's ``verify.py`` with one rubric item's check replaced
-by ``lambda: True`` in its ``run([(name, check), ...])`` call."""
+by ``lambda: True`` in its ``run([(name, check), ...])`` call, or one check inside a composite
+item (``share("item", [(name, check), ...])``, reported as ``item:name``) likewise."""
 
 from __future__ import annotations
 
@@ -47,19 +48,39 @@ def weaken_task(task_root: Path, item: str) -> None:
 RUNNER_OVERRIDE = '''
 
 _unweakened_run = run
+_unweakened_share = share
 
 
 def run(checks):
-    """This copy of the runner scores rubric item {item!r} as passed whatever its check says."""
-    return _unweakened_run([(name, (lambda: True) if name == {item!r} else check) for name, check in checks])
+    """This copy of the runner scores {target!r} as passed whatever its check says."""
+    return _unweakened_run([(name, (lambda: True) if name == {target!r} else check) for name, check in checks])
+
+
+def share(composite, checks):
+    return _unweakened_share(composite, [(name, (lambda: True) if composite + PART + name == {target!r} else check)
+                                         for name, check in checks])
 '''
 
 
-def weaken_runner(task_root: Path, item: str) -> None:
+def weaken_runner(task_root: Path, target: str) -> None:
     """The same weakening for verifiers of any shape: the task's copy of the rubric runner
-    (``tests/checks.py``) replaces rubric item ``item``'s check with one that always passes."""
+    (``tests/checks.py``) replaces the check of rubric item ``target``, or of the check
+    ``item:name`` inside a composite item, with one that always passes."""
     runner = task_root / "tests" / "checks.py"
-    runner.write_text(runner.read_text() + RUNNER_OVERRIDE.format(item=item))
+    runner.write_text(runner.read_text() + RUNNER_OVERRIDE.format(target=target))
+
+
+def composite_checks(source: str) -> list[str]:
+    """The checks inside composite items of ``verify.py``: ``item:name`` for each literal
+    ``share("item", [("name", check), ...])`` call."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "share"
+                and len(node.args) == 2 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[1], ast.List)):
+            for entry in node.args[1].elts:
+                if isinstance(entry, ast.Tuple) and isinstance(entry.elts[0], ast.Constant):
+                    found.append(f"{node.args[0].value}:{entry.elts[0].value}")
+    return found
 
 
 def rubric_items(task_root: Path) -> list[str]:

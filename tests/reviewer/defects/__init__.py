@@ -20,6 +20,7 @@ from tests.reviewer.defects import (
     too_strict,
     trusts_agent_input,
     untouched_passes,
+    weakened_check,
     wrong_value,
 )
 from tests.reviewer.defects.library import GOOD, LibraryTask
@@ -28,6 +29,7 @@ _DEFECT_MODULES = (
     always_pass,
     untouched_passes,
     wrong_value,
+    weakened_check,
     ignored_constraint,
     too_strict,
     trusts_agent_input,
@@ -39,7 +41,7 @@ _DEFECT_MODULES = (
     timeout,
 )
 
-LIBRARY: tuple[LibraryTask, ...] = (*good.TASKS, *(task for module in _DEFECT_MODULES for task in module.TASKS))
+LIBRARY: tuple[LibraryTask, ...] = (*good.TASKS, *weakened_check.GOOD_TASKS, *(task for module in _DEFECT_MODULES for task in module.TASKS))
 # kind -> the failure type its tasks must be rejected with (None: approved)
 KINDS: dict[str, str | None] = {GOOD: None, **{module.KIND: module.FAILURE for module in _DEFECT_MODULES}}
 

@@ -37,7 +37,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from checks import APP, app_path, load_expected, read_json, read_lines, run, run_untrusted
+from checks import APP, app_path, load_expected, read_json, read_lines, run, run_untrusted, share
 
 EXPECTED = load_expected()
 

@@ -84,7 +84,8 @@ def _template_of(body: list[str]) -> dict[str, Any] | None:
     marker_line = next(r for r in sections[checklist] if _CHECKBOX.match(r))
     labelled = {name: [m.group(1).strip() for r in rows if (m := _LABEL.match(r))] for name, rows in sections.items()}
     scope = next((name for name, labels in labelled.items() if len(labels) >= 2), None)
-    placeholders = sorted({p.strip() for rows in sections.values() for r in rows for p in re.findall(r"<([^>]+)>", r)})
+    # the whole template: a placeholder under the title, before the first section, is one too
+    placeholders = sorted({p.strip() for line in body for p in re.findall(r"<([^>]+)>", line)})
     return {
         "title": _clean(titles[0]), "sections": list(sections), "checklist": checklist,
         "marker": "- [ ]" if re.match(r"^\s*[-*]\s", marker_line) else "[ ]",

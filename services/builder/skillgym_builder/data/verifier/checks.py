@@ -185,18 +185,41 @@ def _write_new(name, text):
         handle.write(text)
 
 
+PART = ":"  # a rubric item's part is reported as "item:part"
+PARTS = {}
+
+
+def _scored(check):
+    """The check's score in [0, 1] and, when it raised, why."""
+    try:
+        value = check()
+        score = float(value) if not isinstance(value, bool) else (1.0 if value else 0.0)
+        detail = ""
+    except Exception as exc:  # the agent's output is malformed: the check fails
+        score, detail = 0.0, "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return min(1.0, max(0.0, score)), detail
+
+
+def share(item, checks):
+    """The share of ``checks`` (list of (name, callable)) met, for a rubric item made of several
+    checks. Each check's own score is reported beside the items as ``item:name``: a check that no
+    wrong result ever fails is then seen by its name, not hidden in its item's share."""
+    total = 0.0
+    for name, check in checks:
+        score, detail = _scored(check)
+        PARTS[f"{item}{PART}{name}"] = score
+        if detail:
+            print(f"  {item}{PART}{name}: {detail}")
+        total += score
+    return total / len(checks) if checks else 1.0
+
+
 def run(checks):
     """``checks``: list of (name, callable). Writes the reward files and exits 0."""
     weights = load_rubric()
     scores = {}
     for name, check in checks:
-        try:
-            value = check()
-            score = float(value) if not isinstance(value, bool) else (1.0 if value else 0.0)
-            detail = ""
-        except Exception as exc:  # the agent's output is malformed: the check fails
-            score, detail = 0.0, "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        score = min(1.0, max(0.0, score))
+        score, detail = _scored(check)
         scores[name] = score
         print(f"[{'PASS' if score >= 1 else 'FAIL'}] {name} = {score:.3f} {detail}")
     missing = sorted(set(weights) - set(scores))
@@ -204,9 +227,11 @@ def run(checks):
         print(f"checker error: rubric items without a check: {missing}", file=sys.stderr)
         sys.exit(2)
     reward = round(sum(weights[name] * scores.get(name, 0.0) for name in weights), 6)
+    parts = {name: score for name, score in PARTS.items() if name.split(PART, 1)[0] in weights}
     if SEAL:
         end_other_processes()
     _clear_logs()
-    _write_new("reward.json", json.dumps({"reward": reward, **{name: scores[name] for name in weights}}, sort_keys=True))
+    _write_new("reward.json", json.dumps({"reward": reward, **{name: scores[name] for name in weights}, **parts},
+                                         sort_keys=True))
     _write_new("reward.txt", f"{reward}\n")
     print(f"reward = {reward}")

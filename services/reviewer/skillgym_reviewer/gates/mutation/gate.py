@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.taskrun import TaskRunner
 
+from skillgym_reviewer.gates.mutation.borrowed import borrowed_text_mutants, text_sources
 from skillgym_reviewer.gates.mutation.equivalence import EquivalenceError, Equivalences
 from skillgym_reviewer.gates.mutation.exactness import decisive_near_misses, order_asked, unchecked_orders
 from skillgym_reviewer.gates.mutation.generate import file_kind, output_mutants
@@ -61,18 +63,35 @@ def rewrite_trial(prober: Prober, name: str, rel: str, data: bytes) -> Trial:
     return Trial(name, "equivalent_rewrite", trial)
 
 
-def second_look(ctx: TrialContext, results: Sequence[TrialResult], mutants: Mapping[str, Mutant]) -> list[Mutant]:
-    """When a rubric item has not failed on any mutant drawn, every line of the text outputs is
-    dropped in turn (unscored coverage mutants) before the item is said to accept anything:
-    a few drawn sites can miss the one line an item reads."""
+def second_look(ctx: TrialContext, results: Sequence[TrialResult], mutants: Mapping[str, Mutant],
+                editable: Mapping[str, bytes], sources: Mapping[str, str], seed: int) -> list[Mutant]:
+    """When a rubric item (or a check inside one) has not failed on any mutant drawn, every line
+    of the text outputs is dropped in turn, lines of the skill's files and the task's text inputs
+    are pasted in (see ``borrowed``), and the files the instruction names that the agent may
+    change but the reference left as they were are mutated too (a service unit a fix need not
+    touch this time), all as unscored coverage mutants, before the item is said to accept
+    anything: a few drawn sites can miss the one line an item reads, a check against copying
+    meets no edit of the reference, and a check of a file the reference kept meets no mutant of
+    the outputs."""
     failed = {item for r in results if r.verdict == "killed" for item in r.failed_items}
     if all(item in failed for item in ctx.items):
         return []
     extra: list[Mutant] = []
     for rel, data in sorted(ctx.reference.items()):
         if file_kind(rel, data) in ("text", "markdown"):
-            extra += every_line_dropped(rel, data.decode("utf-8"), set(mutants), SECOND_LOOK_LINES)
+            text = data.decode("utf-8")
+            extra += every_line_dropped(rel, text, set(mutants), SECOND_LOOK_LINES)
+            extra += borrowed_text_mutants(rel, text, sources, set(mutants))
+    extra += [replace(m, cover=True) for m in output_mutants(editable, seed, SECOND_LOOK_LINES) if m.name not in mutants]
     return extra
+
+
+def editable_named_files(ctx: TrialContext, initial: Mapping[str, bytes], protected: set[str]) -> dict[str, bytes]:
+    """Workspace files the instruction names that the reference solution left unchanged and the
+    task does not protect: an agent may rewrite them, and a check may read them."""
+    return {rel: data for rel, data in initial.items()
+            if rel not in ctx.reference and rel not in protected and len(data) <= MAX_INPUT_BYTES
+            and (rel in ctx.prober.instruction or f"/app/{rel}" in ctx.prober.instruction)}
 
 
 class MutationGates:
@@ -118,7 +137,11 @@ class MutationGates:
         results, rewritten = declared + done[: len(trials)], done[len(trials) :]
         by_name = {m.name: m for m in mutants}
         if self.settings.mutation_every_item:
-            second = second_look(ctx, results, by_name)
+            protected = {item.path for item in config.metadata.protected_inputs}
+            initial = workspace_files(evidence.initial_workspace)
+            editable = editable_named_files(ctx, initial, protected)
+            sources = text_sources(task.skills, {rel: data for rel, data in initial.items() if rel not in reference})
+            second = second_look(ctx, results, by_name, editable, sources, self.settings.mutation_seed)
             results += run_trials([output_trial(ctx, m) for m in second], prober.workers)
             by_name.update((m.name, m) for m in second)
         open_answers = OpenAnswers.between(reference, alternatives() if alternatives else [])

@@ -37,12 +37,12 @@ def truncated(value: float, rng: random.Random) -> float | None:
 
 def recased(text: str, rng: random.Random) -> str | None:
     """A slug-like identifier (``fast-mode``) as a person would write it: spaces for its
-    separators, capitalised or not (a case-only change is left to the declared ``case``
-    equivalence, which many comparisons rightly ignore)."""
+    separators, its case kept. A comparison that reads the separators rejects it whatever it
+    does with case (a case-only change is left to the declared ``case`` equivalence, which many
+    comparisons rightly ignore)."""
     if not SLUG.match(text) or not any(ch.isalpha() for ch in text):
         return None
-    words = re.split(r"[-_.]", text)
-    return rng.choice([" ".join(word.capitalize() for word in words), " ".join(words)])
+    return " ".join(re.split(r"[-_.]", text))
 
 
 def shortened_id(text: str, rng: random.Random) -> str | None:

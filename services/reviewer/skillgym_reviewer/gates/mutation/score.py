@@ -14,6 +14,9 @@ from skillgym_reviewer.gates.mutation.model import TrialResult, Verdict
 from skillgym_reviewer.gates.validity import checker_crashed
 
 WHOLE_REWARD = "reward"
+# A verifier reports the checks inside a composite item as "item:check" (the rubric runner's
+# ``share``); each is judged like an item, so a check that accepts anything is named.
+PART = ":"
 SCORED = (None, "verifier_rejected")  # outcomes where the verifier itself scored every item
 
 
@@ -36,7 +39,15 @@ def judge(outcome: VerifierOutcome, items: Sequence[str]) -> tuple[Verdict, list
         return "killed", [], str(outcome.failure_type)
     if items == [WHOLE_REWARD]:
         return "killed", [WHOLE_REWARD], ""
-    return "killed", [name for name in items if outcome.rewards.get(name, 0.0) < 1.0], ""
+    return "killed", [name for name in items if _failed(outcome.rewards, name)], ""
+
+
+def _failed(rewards: dict[str, float], name: str) -> bool:
+    """An item absent from the rewards failed; a check inside an item failed only where it was
+    scored (its item may have stopped before it on malformed output)."""
+    if PART in name:
+        return name in rewards and rewards[name] < 1.0
+    return rewards.get(name, 0.0) < 1.0
 
 
 @dataclass
@@ -90,9 +101,14 @@ class MutationScore:
             shown = ", ".join(self.survivors[:12]) + (" ..." if len(self.survivors) > 12 else "")
             reasons.append(f"mutation score {self.score:.2f} < {min_score:.2f}: the verifier accepts "
                            f"{len(self.survivors)} of {self.tried} wrong results: {shown}")
-        if every_item and self.unkilled_items:
-            reasons.append(f"rubric items that never failed on a wrong result: {', '.join(self.unkilled_items)}"
+        items = [name for name in self.unkilled_items if PART not in name]
+        checks = [name for name in self.unkilled_items if PART in name]
+        if every_item and items:
+            reasons.append(f"rubric items that never failed on a wrong result: {', '.join(items)}"
                            " (their checks accept anything the mutants tried)")
+        if every_item and checks:
+            reasons.append(f"checks inside rubric items that never failed on a wrong result: {', '.join(checks)}"
+                           " (each accepts anything the mutants tried; its item's share hides it)")
         return reasons
 
     def summary(self) -> dict[str, Any]:

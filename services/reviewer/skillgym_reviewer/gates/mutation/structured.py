@@ -1,7 +1,7 @@
 """Mutants of JSON, JSON Lines and YAML files, made on the parsed tree: one leaf nudged, a
 boolean flipped, two list elements swapped, an element dropped or duplicated, a key renamed, a
 leaf's type changed, near misses (see ``nearmiss``), a zero-valued record added; and, before
-the random draws, one wrong value in every region (key path). The mutant is written back in the file's own style (indent, final newline)
+the random draws, one wrong value in every region (key path), an empty list included. The mutant is written back in the file's own style (indent, final newline)
 so that only its meaning differs."""
 
 from __future__ import annotations
@@ -103,7 +103,23 @@ def region_nudges(tree: Any, rng: random.Random) -> list[Change]:
             changes.append(("bool_flip", path, replace(tree, path, not value), "value"))
         else:
             changes.append(("leaf_nudge", path, replace(tree, path, _nudged(value, rng)), "value"))
-    return changes
+    return changes + filled_empty_lists(tree, rng)
+
+
+def filled_empty_lists(tree: Any, rng: random.Random) -> list[Change]:
+    """An empty list is a region too ("skipped": [] says no file was skipped): each gets one
+    claim it does not make, a name the output uses elsewhere (a key naming a record, or a text
+    value), as a result that wrongly lists one item there would."""
+    empty = [path for path, value in walk(tree) if path and value == []]
+    if not empty:
+        return []
+    names = sorted({key for _, value in walk(tree) if isinstance(value, dict) for key in value
+                    if isinstance(key, str) and not _IDENT.match(key)}
+                   | {value for _, value in walk(tree) if isinstance(value, str) and value.strip()})
+    if not names:
+        return []
+    return [("fill_empty_list", path, replace(tree, path, [names[rng.randrange(len(names))]]), "shape")
+            for path in empty]
 
 
 def _near(tree: Any, rng: random.Random, name: str, change: Callable[[Any, random.Random], Any]) -> list[Change]:

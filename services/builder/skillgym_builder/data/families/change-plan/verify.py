@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from checks import app_path, exact_int, load_expected, norm, read_json, run
+from checks import app_path, exact_int, load_expected, norm, read_json, run, share
 
 E = load_expected()
 T = E["template"]
@@ -115,10 +115,7 @@ def template():
         "no placeholders": not any(f"<{p}>" in line for p in T.get("placeholders", []) for line in lines)
         and not any(re.search(r"<(step|question)\s*\d*>", line, re.I) for line in lines),
     }
-    for name, ok in checks.items():
-        if not ok:
-            print(f"template: {name} not met")
-    return sum(map(bool, checks.values())) / len(checks)
+    return share("template", [(name.replace(" ", "_"), lambda ok=ok: ok) for name, ok in checks.items()])
 
 
 def questions_ok(sections):

@@ -12,7 +12,7 @@ import unicodedata
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from checks import app_path, load_expected, run
+from checks import app_path, load_expected, run, share
 
 E = load_expected()
 FMT = E["format"]
@@ -199,17 +199,9 @@ def not_copied():
 
 
 def format_score():
-    parts = [header_ok, sections_ok, sentence_limits_ok, words_ok, banned_ok, unique_lines_ok, not_copied]
-    met = 0
-    for part in parts:
-        try:
-            ok = bool(part())
-        except Exception as exc:  # malformed output fails that part only
-            print(f"{part.__name__}: {type(exc).__name__}: {exc}")
-            ok = False
-        print(f"  format/{part.__name__}: {'ok' if ok else 'FAILED'}")
-        met += ok
-    return met / len(parts)
+    return share("format", [("header", header_ok), ("sections", sections_ok), ("sentence_limits", sentence_limits_ok),
+                            ("words", words_ok), ("banned", banned_ok), ("unique_lines", unique_lines_ok),
+                            ("not_copied", not_copied)])
 
 
 # --- content ---

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from checks import app_path, load_expected, number, run
+from checks import app_path, load_expected, number, run, share
 
 E = load_expected()
 MAX_BYTES = 4 * 1024 * 1024
@@ -52,20 +52,6 @@ def pairs(value, *keys):
     return sorted(tuple(text(item[k]) for k in keys) for item in value)
 
 
-def share(checks):
-    met = 0
-    for name, check in checks:
-        try:
-            ok = bool(check())
-        except Exception as exc:  # a malformed part fails that part only
-            print(f"{name}: {type(exc).__name__}: {exc}")
-            ok = False
-        if not ok:
-            print(f"{name}: differs")
-        met += ok
-    return met / len(checks)
-
-
 def adjustments_equal(got, want):
     mine = pairs(got, "ledger_id", "bank_id")
     if mine != pairs(want, "ledger_id", "bank_id"):
@@ -76,7 +62,7 @@ def adjustments_equal(got, want):
 
 def reconciliation():
     got, want = output("out/reconciliation.json"), E["reconciliation"]
-    return share([
+    return share("reconciliation", [
         ("matched", lambda: pairs(got["matched"], "ledger_id", "bank_id") == pairs(want["matched"], "ledger_id", "bank_id")),
         ("unmatched_ledger", lambda: id_list(got["unmatched_ledger"]) == want["unmatched_ledger"]),
         ("unmatched_bank", lambda: id_list(got["unmatched_bank"]) == want["unmatched_bank"]),
@@ -107,7 +93,7 @@ def metrics():
     for key in ("unmatched_ledger_total", "unmatched_bank_total", "adjustments_total", "claims_total",
                 "approved_claims_total", "closed_won_total"):
         checks.append((key, lambda key=key: money_close(got[key], want[key])))
-    return share(checks)
+    return share("metrics", checks)
 
 
 run([("reconciliation", reconciliation), ("policy", policy), ("metrics", metrics)])
