@@ -63,8 +63,13 @@ def rewrite_trial(prober: Prober, name: str, rel: str, data: bytes) -> Trial:
     return Trial(name, "equivalent_rewrite", trial)
 
 
-def second_look(ctx: TrialContext, results: Sequence[TrialResult], mutants: Mapping[str, Mutant],
-                editable: Mapping[str, bytes], sources: Mapping[str, str], seed: int) -> list[Mutant]:
+def all_items_failed(ctx: TrialContext, results: Sequence[TrialResult]) -> bool:
+    failed = {item for r in results if r.verdict == "killed" for item in r.failed_items}
+    return all(item in failed for item in ctx.items)
+
+
+def second_look(ctx: TrialContext, mutants: Mapping[str, Mutant], editable: Mapping[str, bytes],
+                sources: Mapping[str, str], seed: int) -> list[Mutant]:
     """When a rubric item (or a check inside one) has not failed on any mutant drawn, every line
     of the text outputs is dropped in turn, lines of the skill's files and the task's text inputs
     are pasted in (see ``borrowed``), and the files the instruction names that the agent may
@@ -73,9 +78,6 @@ def second_look(ctx: TrialContext, results: Sequence[TrialResult], mutants: Mapp
     anything: a few drawn sites can miss the one line an item reads, a check against copying
     meets no edit of the reference, and a check of a file the reference kept meets no mutant of
     the outputs."""
-    failed = {item for r in results if r.verdict == "killed" for item in r.failed_items}
-    if all(item in failed for item in ctx.items):
-        return []
     extra: list[Mutant] = []
     for rel, data in sorted(ctx.reference.items()):
         if file_kind(rel, data) in ("text", "markdown"):
@@ -136,12 +138,13 @@ class MutationGates:
         done = run_trials([*trials, *rewrites], prober.workers)
         results, rewritten = declared + done[: len(trials)], done[len(trials) :]
         by_name = {m.name: m for m in mutants}
-        if self.settings.mutation_every_item:
+        # the workspace and the skills are read again only for a task with an item not yet failed
+        if self.settings.mutation_every_item and not all_items_failed(ctx, results):
             protected = {item.path for item in config.metadata.protected_inputs}
             initial = workspace_files(evidence.initial_workspace)
             editable = editable_named_files(ctx, initial, protected)
             sources = text_sources(task.skills, {rel: data for rel, data in initial.items() if rel not in reference})
-            second = second_look(ctx, results, by_name, editable, sources, self.settings.mutation_seed)
+            second = second_look(ctx, by_name, editable, sources, self.settings.mutation_seed)
             results += run_trials([output_trial(ctx, m) for m in second], prober.workers)
             by_name.update((m.name, m) for m in second)
         open_answers = OpenAnswers.between(reference, alternatives() if alternatives else [])
