@@ -168,11 +168,8 @@ def stance(hit: Hit, shape: Outline, *, negatable: bool = True) -> Stance:
 
 def _redirects(text: str, start: int, end: int) -> bool:
     """The match sits in a "for X, see Y" clause: the reader is sent to another reference for X."""
-    sentence = sentence_around(text, start, end)
-    offset = text.find(sentence) if sentence else -1
-    if offset < 0:
-        return False
-    before, after = sentence[: start - offset], sentence[end - offset :]
+    begin, stop = sentence_bounds(text, start, end)
+    before, after = text[begin:start], text[end:stop]
     clause = _clause_before(before, len(before))
     return bool(_FOR_BEFORE.search(" ".join(clause.split()[-4:]))) and bool(_REDIRECT_AFTER.search(after[:120]))
 
@@ -202,9 +199,15 @@ def gap(limit: int) -> str:
     return r"(?:(?!\b(?:no|not|never|without|none)\b)[^.\n]){0," + str(limit) + "}?"
 
 
-def sentence_around(text: str, start: int, end: int) -> str:
+def sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the sentence holding ``text[start:end]`` begins and ends."""
     begin = 0
     for found in _SENTENCE_END.finditer(text, 0, max(start, 0)):
         begin = found.end()
     after = _SENTENCE_END.search(text, max(end, start))
-    return text[begin : after.end() if after else len(text)]
+    return begin, after.end() if after else len(text)
+
+
+def sentence_around(text: str, start: int, end: int) -> str:
+    begin, stop = sentence_bounds(text, start, end)
+    return text[begin:stop]
