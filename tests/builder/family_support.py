@@ -186,6 +186,8 @@ def assert_weakened_verifier_rejected(tmp_path: Path, provider: LocalVenvProvide
     report = review_task_dir(task_root, review)
     gates = {gate.gate: gate for gate in report.gates}
     assert gates["validity"].passed, gates["validity"]
+    if item not in gates["mutation"].details.get("items", {}):
+        pytest.skip(f"this instance of {family_id} does not score {item} (a rule its skill does not state)")
     assert not report.passed and report.failure_type == "too_lax", report.reasons
     assert item in gates["mutation"].details["unkilled_items"], gates["mutation"].details
 

@@ -301,3 +301,16 @@ def test_an_order_counts_where_the_instruction_asks_for_one() -> None:
     assert not order_asked("`categories` (the distinct categories, in any order)")
     assert not order_asked("the ids, sorted or not: the order does not matter")
     assert not order_asked("write the orders of each region to out/orders.json")
+
+
+def test_every_item_reworded_leaves_out_each_list_items_first_word() -> None:
+    from skillgym_reviewer.gates.mutation.text import every_item_reworded
+
+    text = "# Plan\n\n- [ ] Add tests for the parser\n1. **Bump** the version\n- done\nPlain prose line\n[ ] Tag it\n"
+    mutants = every_item_reworded("plan.md", text, set(), limit=10)
+    assert [m.location for m in mutants] == ["line 3", "line 4", "line 7"]  # one-word items and prose are left alone
+    assert all(m.cover and m.operator == "reword_item" for m in mutants)
+    assert mutants[0].content.decode().splitlines()[2] == "- [ ] tests for the parser"
+    assert mutants[1].content.decode().splitlines()[3] == "1. the version"
+    assert mutants[2].content.decode().splitlines()[6] == "[ ] it"
+    assert every_item_reworded("plan.md", text, {"plan.md:reword_item:line 3"}, limit=10)[0].location == "line 4"

@@ -72,12 +72,17 @@ def weaken_runner(task_root: Path, target: str) -> None:
 
 def composite_checks(source: str) -> list[str]:
     """The checks inside composite items of ``verify.py``: ``item:name`` for each literal
-    ``share("item", [("name", check), ...])`` call."""
+    ``share("item", [("name", check), ...])`` call, or ``share("item", stated([...], unstated))``."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "share"
-                and len(node.args) == 2 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[1], ast.List)):
-            for entry in node.args[1].elts:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "share"
+                and len(node.args) == 2 and isinstance(node.args[0], ast.Constant)):
+            continue
+        listed = node.args[1]
+        if isinstance(listed, ast.Call) and listed.args:  # stated([...], unstated)
+            listed = listed.args[0]
+        if isinstance(listed, ast.List):
+            for entry in listed.elts:
                 if isinstance(entry, ast.Tuple) and isinstance(entry.elts[0], ast.Constant):
                     found.append(f"{node.args[0].value}:{entry.elts[0].value}")
     return found

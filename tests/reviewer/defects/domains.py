@@ -145,6 +145,15 @@ def sales_by_region() -> Draft:
     )
 
 
+def sales_by_region_as_written() -> Draft:
+    """The same report where the instruction makes the regions' spelling part of the answer."""
+    draft = sales_by_region()
+    draft.slug = "sales-by-region-as-written"
+    draft.instruction = draft.instruction.replace(
+        "Do not modify", "Write each region's name exactly as it appears in the CSV, letter case included.\n\nDo not modify")
+    return draft
+
+
 # --- JSON report from an access log ---------------------------------------------------------------
 
 ACCESS_REQUESTS = [
@@ -1234,6 +1243,7 @@ def weekly_overtime() -> Draft:
 
 DOMAINS = {
     "sales-by-region": sales_by_region,
+    "sales-by-region-as-written": sales_by_region_as_written,
     "access-log-report": access_log_report,
     "service-config": service_config,
     "invoice-ids": invoice_ids,

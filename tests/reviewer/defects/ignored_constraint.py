@@ -19,6 +19,25 @@ def ranking():
 """
 
 
+def letter_case_ignored(draft: Draft) -> None:
+    draft.checks["ranking"] = """
+def ranking():
+    got = read_json("out/region_totals.json")["regions"]
+    return [str(row["region"]).casefold() for row in got] == [row["region"].casefold() for row in EXPECTED["regions"]]
+"""
+    draft.checks["region_figures"] = """
+def region_figures():
+    got = {str(row["region"]).casefold(): row for row in read_json("out/region_totals.json")["regions"]}
+    if set(got) != {row["region"].casefold() for row in EXPECTED["regions"]}:
+        return False
+    return all(
+        close(got[want["region"].casefold()]["revenue"], want["revenue"])
+        and number(got[want["region"].casefold()]["orders"]) == want["orders"]
+        for want in EXPECTED["regions"]
+    )
+"""
+
+
 def listing_ignored(draft: Draft) -> None:
     draft.checks["listing"] = """
 def listing():
@@ -76,6 +95,8 @@ def commit():
 TASKS = [
     planted(KIND, FAILURE, "sales-ranking", domains.sales_by_region, ranking_ignored,
             "the regions' order is not checked although the instruction ranks them"),
+    planted(KIND, FAILURE, "sales-letter-case", domains.sales_by_region_as_written, letter_case_ignored,
+            "region names are compared without case although the instruction asks for them as written"),
     planted(KIND, FAILURE, "invoices-unique-sorted", domains.invoice_ids, listing_ignored,
             "duplicates and order are not checked although the list must be unique and ascending"),
     planted(KIND, FAILURE, "overtime-limit", domains.weekly_overtime, limit_ignored,

@@ -214,6 +214,13 @@ def share(item, checks):
     return total / len(checks) if checks else 1.0
 
 
+def stated(checks, unstated):
+    """``checks`` less those named in ``unstated``: rules this instance does not state (no banned
+    terms, no sentence limit). Such a check has nothing to check and could never fail; left in,
+    it would read as a check that accepts anything."""
+    return [(name, check) for name, check in checks if name not in unstated]
+
+
 def run(checks):
     """``checks``: list of (name, callable). Writes the reward files and exits 0."""
     weights = load_rubric()

@@ -1,6 +1,7 @@
 """Near misses the verifier lets through where it does check the value. A near-miss mutant
 (a number cut to a whole one, a full id cut to a short prefix, an identifier with spaces for
-its separators, a zero-valued record a filter should have dropped) that survives is decisive
+its separators, a zero-valued record a filter should have dropped, a value in another case where
+the instruction asks for its case) that survives is decisive
 when a plainly wrong value at the same place was rejected: the check reads that place but
 compares it too loosely for the exact answer asked. Places the verifier never reads (a
 timestamp, a free-text note) are left to the mutation score."""
@@ -12,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from skillgym_reviewer.gates.mutation.model import Mutant, TrialResult
 
-NEAR_MISSES = frozenset({"truncate_number", "shorten_id", "recase_identifier", "add_zero_record"})
+NEAR_MISSES = frozenset({"truncate_number", "shorten_id", "recase_identifier", "add_zero_record", "change_case"})
 CONTAINER_CHANGES = frozenset({"add_zero_record"})  # placed at a list: any place inside it counts
 _INDEX = re.compile(r"\[\d+\]")
 _ROW = re.compile(r"^row \d+\.")

@@ -18,11 +18,12 @@ from skillgym_reviewer.gates.mutation.borrowed import borrowed_text_mutants, tex
 from skillgym_reviewer.gates.mutation.equivalence import EquivalenceError, Equivalences
 from skillgym_reviewer.gates.mutation.exactness import decisive_near_misses, order_asked, unchecked_orders
 from skillgym_reviewer.gates.mutation.generate import file_kind, output_mutants
+from skillgym_reviewer.gates.mutation.lettercase import case_asked, case_mutants
 from skillgym_reviewer.gates.mutation.llm import WrongSolutionWriter, wrong_solution_trial
 from skillgym_reviewer.gates.mutation.model import Mutant, TrialResult
 from skillgym_reviewer.gates.mutation.runs import ScriptRunner, solution_steps
 from skillgym_reviewer.gates.mutation.score import MutationScore, rubric_items
-from skillgym_reviewer.gates.mutation.text import every_line_dropped
+from skillgym_reviewer.gates.mutation.text import every_item_reworded, every_line_dropped, every_line_run_on
 from skillgym_reviewer.gates.mutation.trials import (
     Trial,
     TrialContext,
@@ -69,23 +70,25 @@ def all_items_failed(ctx: TrialContext, results: Sequence[TrialResult]) -> bool:
 
 
 def second_look(ctx: TrialContext, mutants: Mapping[str, Mutant], editable: Mapping[str, bytes],
-                sources: Mapping[str, str], seed: int) -> list[Mutant]:
-    """When a rubric item (or a check inside one) has not failed on any mutant drawn, every line
-    of the text outputs is dropped in turn, lines of the skill's files and the task's text inputs
-    are pasted in (see ``borrowed``), and the files the instruction names that the agent may
-    change but the reference left as they were are mutated too (a service unit a fix need not
-    touch this time), all as unscored coverage mutants, before the item is said to accept
-    anything: a few drawn sites can miss the one line an item reads, a check against copying
-    meets no edit of the reference, and a check of a file the reference kept meets no mutant of
-    the outputs."""
-    extra: list[Mutant] = []
-    for rel, data in sorted(ctx.reference.items()):
-        if file_kind(rel, data) in ("text", "markdown"):
-            text = data.decode("utf-8")
-            extra += every_line_dropped(rel, text, set(mutants), SECOND_LOOK_LINES)
-            extra += borrowed_text_mutants(rel, text, sources, set(mutants))
-    extra += [replace(m, cover=True) for m in output_mutants(editable, seed, SECOND_LOOK_LINES) if m.name not in mutants]
-    return extra
+                sources: Mapping[str, str], seed: int) -> list[list[Mutant]]:
+    """When a rubric item (or a check inside one) has not failed on any mutant drawn, more
+    unscored coverage mutants are tried, in rounds until every item has failed: every line of the
+    text outputs dropped in turn; lines of the skill's files and the task's text inputs pasted in
+    (see ``borrowed``), and the files the instruction names that the agent may change but the
+    reference left as they were mutated too (a service unit a fix need not touch this time); each
+    list item without its first word, and each line run on with the text of the others. A few
+    drawn sites can miss the one line an item reads, a check against copying meets no edit of
+    the reference, a check of a file the reference kept meets no mutant of the outputs, and a
+    check of wording or of a limit within one part meets no dropped line."""
+    texts = [(rel, data.decode("utf-8")) for rel, data in sorted(ctx.reference.items())
+             if file_kind(rel, data) in ("text", "markdown")]
+    skip = set(mutants)
+    dropped = [m for rel, text in texts for m in every_line_dropped(rel, text, skip, SECOND_LOOK_LINES)]
+    borrowed = [m for rel, text in texts for m in borrowed_text_mutants(rel, text, sources, skip)]
+    borrowed += [replace(m, cover=True) for m in output_mutants(editable, seed, SECOND_LOOK_LINES) if m.name not in skip]
+    reworded = [m for rel, text in texts for m in [*every_item_reworded(rel, text, skip, SECOND_LOOK_LINES),
+                                                    *every_line_run_on(rel, text, skip, SECOND_LOOK_LINES)]]
+    return [group for group in (dropped, borrowed, reworded) if group]
 
 
 def editable_named_files(ctx: TrialContext, initial: Mapping[str, bytes], protected: set[str]) -> dict[str, bytes]:
@@ -144,9 +147,15 @@ class MutationGates:
             initial = workspace_files(evidence.initial_workspace)
             editable = editable_named_files(ctx, initial, protected)
             sources = text_sources(task.skills, {rel: data for rel, data in initial.items() if rel not in reference})
-            second = second_look(ctx, by_name, editable, sources, self.settings.mutation_seed)
-            results += run_trials([output_trial(ctx, m) for m in second], prober.workers)
-            by_name.update((m.name, m) for m in second)
+            for group in second_look(ctx, by_name, editable, sources, self.settings.mutation_seed):
+                results += run_trials([output_trial(ctx, m) for m in group], prober.workers)
+                by_name.update((m.name, m) for m in group)
+                if all_items_failed(ctx, results):
+                    break
+        if self.settings.mutation_near_misses and case_asked(prober.instruction):
+            cased = [m for m in case_mutants(reference, self.settings.mutation_seed) if not equivalences.covering(m)]
+            results += run_trials([output_trial(ctx, m) for m in cased], prober.workers)
+            by_name.update((m.name, m) for m in cased)
         open_answers = OpenAnswers.between(reference, alternatives() if alternatives else [])
         excuse_open_answers(results, by_name, open_answers)
         seconds = round(time.monotonic() - started, 3)

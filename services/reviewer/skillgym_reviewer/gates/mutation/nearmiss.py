@@ -1,6 +1,6 @@
 """Near-miss values: wrong answers a lenient comparison lets through. A number moved by under a
-percent, or cut to fewer decimals; an identifier with another case or separator; a hex id cut
-to a short prefix. Each returns ``None`` where it has nothing to change."""
+percent, or cut to fewer decimals; an identifier with another separator, a value in another
+letter case; a hex id cut to a short prefix. Each returns ``None`` where it has nothing to change."""
 
 from __future__ import annotations
 
@@ -43,6 +43,15 @@ def recased(text: str, rng: random.Random) -> str | None:
     if not SLUG.match(text) or not any(ch.isalpha() for ch in text):
         return None
     return " ".join(re.split(r"[-_.]", text))
+
+
+def other_case(text: str) -> str | None:
+    """A word value in another letter case (``Depot North`` -> ``depot north``, ``ok`` -> ``OK``);
+    None for values with no letters to change or that read as numbers, ids or paths."""
+    if not any(ch.isalpha() for ch in text) or HEX_ID.match(text) or "/" in text or len(text) > 200:
+        return None
+    changed = text.lower() if any(ch.isupper() for ch in text) else text.upper()
+    return changed if changed != text else None
 
 
 def shortened_id(text: str, rng: random.Random) -> str | None:

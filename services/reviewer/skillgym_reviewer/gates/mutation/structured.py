@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from skillgym_reviewer.gates.mutation.model import COVER, Effect, Mutant, pick, seeded
-from skillgym_reviewer.gates.mutation.nearmiss import fine_nudge, recased, shortened_id, truncated
+from skillgym_reviewer.gates.mutation.nearmiss import fine_nudge, other_case, recased, shortened_id, truncated
 from skillgym_reviewer.gates.mutation.scalars import nudge_float, nudge_int, nudge_text, rename
 
 TreePath = tuple[str | int, ...]
@@ -144,6 +144,12 @@ def truncate_leaf(tree: Any, rng: random.Random) -> list[Change]:
 
 def recase_leaf(tree: Any, rng: random.Random) -> list[Change]:
     return _near(tree, rng, "recase_identifier", lambda v, r: recased(v, r) if isinstance(v, str) else None)
+
+
+def change_case_leaf(tree: Any, rng: random.Random) -> list[Change]:
+    """Not drawn with the others: asked for only where the instruction makes case part of the
+    answer (see :mod:`.lettercase`)."""
+    return _near(tree, rng, "change_case", lambda v, r: other_case(v) if isinstance(v, str) else None)
 
 
 def shorten_id_leaf(tree: Any, rng: random.Random) -> list[Change]:

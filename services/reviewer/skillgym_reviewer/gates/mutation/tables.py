@@ -10,7 +10,7 @@ import random
 from collections.abc import Callable
 
 from skillgym_reviewer.gates.mutation.model import COVER, Effect, Mutant, pick, seeded
-from skillgym_reviewer.gates.mutation.nearmiss import fine_nudge, recased, shortened_id, truncated
+from skillgym_reviewer.gates.mutation.nearmiss import fine_nudge, other_case, recased, shortened_id, truncated
 from skillgym_reviewer.gates.mutation.scalars import is_number_text, nudge_number_text, nudge_text
 
 Rows = list[list[str]]
@@ -151,6 +151,11 @@ def truncate_cell(table: Table, rng: random.Random) -> list[Change]:
 
 def recase_cell(table: Table, rng: random.Random) -> list[Change]:
     return _near_cells(table, rng, "recase_identifier", recased)
+
+
+def change_case_cell(table: Table, rng: random.Random) -> list[Change]:
+    """Not drawn with the others (see :mod:`.lettercase`)."""
+    return _near_cells(table, rng, "change_case", lambda cell, r: other_case(cell))
 
 
 def shorten_id_cell(table: Table, rng: random.Random) -> list[Change]:

@@ -20,6 +20,9 @@ _IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_-]*[A-Za-z0-9_]\b")
 _HEX = re.compile(r"\b[0-9a-fA-F]{12,}\b")
 _HEADING = re.compile(r"^(#{1,6})\s+\S")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# a list item's marker and checkbox (either may stand alone), then its first word and the space after it
+_ITEM_START = re.compile(
+    r"^(\s*(?:(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?|\[[ xX]\]\s+))(\**[A-Za-z][\w'-]*\**\s+)(?=\S)")
 
 
 def _content(lines: Lines) -> list[int]:
@@ -145,6 +148,46 @@ def every_line_dropped(rel: str, text: str, skip: set[str], limit: int) -> list[
     for s in _content(lines):
         mutant = Mutant(rel, "drop_line", f"line {s + 1}", "".join(lines[:s] + lines[s + 1 :]).encode(), "shape",
                         cover=True)
+        if mutant.name not in skip:
+            out.append(mutant)
+    return out[:limit]
+
+
+def every_item_reworded(rel: str, text: str, skip: set[str], limit: int) -> list[Mutant]:
+    """Coverage mutants for a second look: each list item with its first word left out in turn
+    ("Add tests for the parser" -> "tests for the parser"), so a check of how items are worded
+    (an action first, a label first) meets an item worded otherwise."""
+    lines = text.splitlines(keepends=True)
+    out = []
+    for s, line in enumerate(lines):
+        if (match := _ITEM_START.match(line)) is None:
+            continue
+        reworded = match.group(1) + line[match.end():]
+        mutant = Mutant(rel, "reword_item", f"line {s + 1}", "".join([*lines[:s], reworded, *lines[s + 1 :]]).encode(),
+                        "value", cover=True)
+        if mutant.name not in skip:
+            out.append(mutant)
+    return out[:limit]
+
+
+_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?|>\s*)")
+RUN_ON_CHARS = 2000
+
+
+def every_line_run_on(rel: str, text: str, skip: set[str], limit: int) -> list[Mutant]:
+    """Coverage mutants for a second look: each content line (not a heading) followed, on the same
+    line, by the text of the output's other content lines, as a writer who puts everything in one
+    paragraph would; a limit on the sentences or words of one part meets a part past it."""
+    lines = text.splitlines(keepends=True)
+    content = [i for i in _content(lines) if not _HEADING.match(lines[i]) and not _FENCE.match(lines[i])]
+    out = []
+    for s in content:
+        others = " ".join(_MARKER.sub("", lines[i]).strip() for i in content if i != s)[:RUN_ON_CHARS]
+        if not others:
+            continue
+        joined = lines[s].rstrip("\r\n") + " " + others + (_eol(lines[s]) or "\n")
+        mutant = Mutant(rel, "run_on", f"line {s + 1}", "".join([*lines[:s], joined, *lines[s + 1 :]]).encode(),
+                        "shape", cover=True)
         if mutant.name not in skip:
             out.append(mutant)
     return out[:limit]

@@ -115,7 +115,8 @@ def template():
         "no placeholders": not any(f"<{p}>" in line for p in T.get("placeholders", []) for line in lines)
         and not any(re.search(r"<(step|question)\s*\d*>", line, re.I) for line in lines),
     }
-    return share("template", [(name.replace(" ", "_"), lambda ok=ok: ok) for name, ok in checks.items()])
+    unstated = {name for name, absent in (("scope", not T.get("scope")), ("verb first", not T.get("verb_first"))) if absent}
+    return share("template", [(name.replace(" ", "_"), lambda ok=ok: ok) for name, ok in checks.items() if name not in unstated])
 
 
 def questions_ok(sections):

@@ -12,7 +12,7 @@ import unicodedata
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from checks import app_path, load_expected, run, share
+from checks import app_path, load_expected, run, share, stated
 
 E = load_expected()
 FMT = E["format"]
@@ -199,9 +199,12 @@ def not_copied():
 
 
 def format_score():
-    return share("format", [("header", header_ok), ("sections", sections_ok), ("sentence_limits", sentence_limits_ok),
-                            ("words", words_ok), ("banned", banned_ok), ("unique_lines", unique_lines_ok),
-                            ("not_copied", not_copied)])
+    # a rule the skill does not state is no check of this instance: it could never fail
+    unstated = {name for name, absent in (("sentence_limits", not any(s.get("max_sentences") for s in FMT["sections"])),
+                                          ("banned", not FMT.get("banned"))) if absent}
+    return share("format", stated([("header", header_ok), ("sections", sections_ok),
+                                   ("sentence_limits", sentence_limits_ok), ("words", words_ok), ("banned", banned_ok),
+                                   ("unique_lines", unique_lines_ok), ("not_copied", not_copied)], unstated))
 
 
 # --- content ---
