@@ -1,19 +1,22 @@
 """Every check of every family's verifier weakened, one at a time, on tasks built for real skills:
 does the reviewer refuse each weakened verifier as too lax?
 
-Skills: each family's seed skill, the developers' corpus and real skill packages fetched from the
-package index (``skillforge-agent`` by default). Ingest classifies them, the family registry
+Skills: the developers' corpus and real skill packages fetched from the package index
+(``skillforge-agent`` by default); each family's seed skill with ``--seeds`` (the exhaustive
+weakening test, ``tests/reviewer/test_weakened_family_verifiers.py``, covers those). Ingest classifies them, the family registry
 chooses a family for each, and up to ``--per-family`` skills of each family are built with the
-builder service. Each built task is reviewed unweakened first (a task the reviewer already
+builder service (a skill the family's task would not use is refused by the builder, and the next
+one is tried). Each built task is reviewed unweakened first (a task the reviewer already
 refuses says nothing about weakening). Then, for every rubric item and every check inside a
 composite item that the task scores, a copy of the task whose rubric runner lets that one check
-pass whatever it is given is reviewed with the default reviewer settings (no reviewer model).
+pass whatever it is given is reviewed with 12 mutants and no solution reruns (no reviewer model);
+the unweakened task gets the default review.
 
 A weakening of a check the instance never scores (its item is not in this instance's rubric)
 changes nothing and is not counted. Every other weakening is counted: refused as ``too_lax``
 (caught), refused for another reason (reported apart) or approved (missed).
 
-    python -m benchmarks.weaken_bench [--corpus DIR] [--packages a,b] [--per-family N] [--families a,b]
+    python -m benchmarks.weaken_bench [--corpus DIR] [--packages a,b] [--per-family N] [--families a,b] [--seeds]
 
 Writes ``benchmarks/results/weaken_bench.json``.
 """
@@ -56,15 +59,20 @@ from tests.reviewer.weaken import rubric_items, weaken_runner  # noqa: E402
 RESULTS = ROOT / "benchmarks" / "results" / "weaken_bench.json"
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "skills"
 PACKAGES = ("skillforge-agent",)
+CANDIDATES = 3  # skills tried per task wanted of a family
+# reviewed last: their reviews train a network or render pages in every verifier run
+SLOW_FAMILIES = ("image-compose", "model-training")
 COPY_LIMITS = {"max_bytes": 256 * 1024 * 1024, "max_files": 20_000}
 
 
-def candidate_roots(corpus: Path, packages: list[str], work: Path) -> list[tuple[str, Path]]:
-    """(source, folder holding skills): the seed skills, the corpus, each package unpacked."""
-    seeds = work / "seeds"
-    for family_id in registry().ids():
-        safe_copy_tree(seed_skill_dir(family_id), seeds / f"{family_id}-seed", **COPY_LIMITS)
-    roots = [("seeds", seeds)]
+def candidate_roots(corpus: Path, packages: list[str], work: Path, *, seeds: bool) -> list[tuple[str, Path]]:
+    """(source, folder holding skills): the seed skills (if asked), the corpus, each package unpacked."""
+    roots: list[tuple[str, Path]] = []
+    if seeds:
+        folder = work / "seeds"
+        for family_id in registry().ids():
+            safe_copy_tree(seed_skill_dir(family_id), folder / f"{family_id}-seed", **COPY_LIMITS)
+        roots.append(("seeds", folder))
     if corpus.is_dir():
         roots.append(("corpus", corpus))
     for package in packages:
@@ -95,9 +103,11 @@ def chosen_skills(roots: list[tuple[str, Path]], store: LocalStore, per_family: 
             if choice.family is None:
                 continue
             family_id = choice.family.spec.id
-            if (families is None or family_id in families) and len(picked[family_id]) < per_family:
+            # more candidates than wanted: a family refuses a skill its task would not use
+            if (families is None or family_id in families) and len(picked[family_id]) < per_family * CANDIDATES:
                 picked[family_id].append((family_id, source, record.name, event))
-    return [entry for family_id in sorted(picked) for entry in picked[family_id]]
+    order = sorted(picked, key=lambda family_id: (family_id in SLOW_FAMILIES, family_id))
+    return [entry for family_id in order for entry in picked[family_id]]
 
 
 def review(task_root: Path, settings: ReviewerSettings) -> dict[str, Any]:
@@ -111,8 +121,10 @@ def review(task_root: Path, settings: ReviewerSettings) -> dict[str, Any]:
             "seconds": round(time.perf_counter() - started, 2)}
 
 
-def weaken_one_task(task_root: Path, work: Path, settings: ReviewerSettings) -> dict[str, Any]:
-    """The task reviewed as built, then once per check it scores with that check weakened."""
+def weaken_one_task(task_root: Path, work: Path, settings: ReviewerSettings, weakened_settings: ReviewerSettings
+                    ) -> dict[str, Any]:
+    """The task reviewed as built (``settings``), then once per check it scores with that check
+    weakened (``weakened_settings``)."""
     baseline = review(task_root, settings)
     # what the reference run scored: rubric items and the checks inside composite items, however
     # the verifier builds their lists
@@ -125,7 +137,7 @@ def weaken_one_task(task_root: Path, work: Path, settings: ReviewerSettings) -> 
         shutil.rmtree(copy, ignore_errors=True)
         safe_copy_tree(task_root, copy, **COPY_LIMITS)
         weaken_runner(copy, target)
-        verdict = review(copy, settings)
+        verdict = review(copy, weakened_settings)
         verdict.pop("scored")
         verdict["outcome"] = ("approved" if verdict["passed"] else
                               "too_lax" if verdict["failure_type"] == "too_lax" else "refused_otherwise")
@@ -168,7 +180,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--packages", default=",".join(PACKAGES))
-    parser.add_argument("--per-family", type=int, default=3, help="real skills built per family (default 3)")
+    parser.add_argument("--per-family", type=int, default=2, help="real skills built per family (default 2)")
+    parser.add_argument("--seeds", action="store_true",
+                        help="also the families' seed skills (the exhaustive weakening test covers them)")
     parser.add_argument("--families", help="comma-separated family ids (default: all)")
     parser.add_argument("--env-cache", type=Path, help="environment cache to reuse (default: a fresh one)")
     args = parser.parse_args()
@@ -181,8 +195,15 @@ def main() -> None:
         builder = BuilderService(ctx, BuilderSettings(env_cache=env_cache, family_difficulty="medium",
                                                       check_skill_dependence=False))
         settings = ReviewerSettings(mutation_llm_solutions=0, env_cache=env_cache)
-        roots = candidate_roots(args.corpus, list(filter(None, args.packages.split(","))), work)
+        # a check that accepts anything fails no mutant, so a few mutants expose it; fewer
+        # chances make the count stricter, not looser
+        weakened_settings = ReviewerSettings(mutation_llm_solutions=0, env_cache=env_cache, mutation_max_mutants=12,
+                                             mutation_skip_steps=False, mutation_stale_inputs=0, stability_reruns=0)
+        built_per_family: collections.Counter[str] = collections.Counter()
+        roots = candidate_roots(args.corpus, list(filter(None, args.packages.split(","))), work, seeds=args.seeds)
         for family_id, source, name, event in chosen_skills(roots, ctx.store, args.per_family, families):
+            if built_per_family[family_id] >= args.per_family:
+                continue
             # the builder refuses a family the same exercise for a second skill (variety); here
             # each skill's task is wanted on its own, so the family's memory is cleared first
             for key in list(ctx.store.list(keys.family_instructions(family_id))):
@@ -199,7 +220,8 @@ def main() -> None:
             with ctx.task_checkout(built[0].package_key) as task:
                 safe_copy_tree(task.root, task_root, **COPY_LIMITS)
             print(json.dumps({"family": family_id, "skill": name, "source": source}), flush=True)
-            entry = weaken_one_task(task_root, work, settings)
+            built_per_family[family_id] += 1
+            entry = weaken_one_task(task_root, work, settings, weakened_settings)
             tasks.append({"family": family_id, "skill": name, "source": source, "built": True, **entry})
             RESULTS.write_text(json.dumps({"summary": summarise(tasks), "tasks": tasks}, indent=2) + "\n")
     report = {"summary": summarise(tasks), "tasks": tasks}

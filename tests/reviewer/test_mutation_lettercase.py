@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from skillgym_reviewer.gates.mutation.exactness import decisive_near_misses
-from skillgym_reviewer.gates.mutation.lettercase import case_asked, case_mutants
+from skillgym_reviewer.gates.mutation.exactness import case_asked, decisive_near_misses
+from skillgym_reviewer.gates.mutation.lettercase import case_mutants
 from skillgym_reviewer.gates.mutation.model import Mutant, TrialResult
 
 

@@ -68,9 +68,29 @@ _ORDER_FREE = re.compile(
     r"|order is (?:not|free))\b", re.I)
 
 
+def _asked(instruction: str, asked: re.Pattern[str], freed: re.Pattern[str]) -> bool:
+    return asked.search(instruction) is not None and freed.search(instruction) is None
+
+
 def order_asked(instruction: str) -> bool:
     """Whether the instruction asks for an order and does not say the order is free."""
-    return _ORDER_ASKED.search(instruction) is not None and _ORDER_FREE.search(instruction) is None
+    return _asked(instruction, _ORDER_ASKED, _ORDER_FREE)
+
+
+# Letter case likewise: "lowercase ids", "the link target as written", "case-sensitive".
+_CASE_ASKED = re.compile(
+    r"\b(?:case[- ]sensitive(?:ly)?|verbatim|character for character|as (?:it is |they are )?written"
+    r"|exactly as (?:given|shown|spelled|it appears|they appear)|same (?:letter )?case|(?:in |all )?(?:lower|upper)[- ]?case"
+    r"|capitali[sz](?:ation|ed)|spelled exactly)\b", re.I)
+_CASE_FREE = re.compile(
+    r"\b(?:case[- ]insensitive(?:ly)?|any (?:letter )?case|(?:letter )?case (?:does not|doesn't|need not) matter"
+    r"|ignor(?:e|es|ing) (?:the )?(?:letter )?case|regardless of (?:letter )?case)\b", re.I)
+
+
+def case_asked(instruction: str) -> bool:
+    """Whether the instruction makes letter case part of the answer and does not free it."""
+    return _asked(instruction, _CASE_ASKED, _CASE_FREE)
+
 
 
 def _list_place(mutant: Mutant) -> str | None:

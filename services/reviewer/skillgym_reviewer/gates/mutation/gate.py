@@ -16,9 +16,9 @@ from skillgym_core.taskrun import TaskRunner
 
 from skillgym_reviewer.gates.mutation.borrowed import borrowed_text_mutants, text_sources
 from skillgym_reviewer.gates.mutation.equivalence import EquivalenceError, Equivalences
-from skillgym_reviewer.gates.mutation.exactness import decisive_near_misses, order_asked, unchecked_orders
+from skillgym_reviewer.gates.mutation.exactness import case_asked, decisive_near_misses, order_asked, unchecked_orders
 from skillgym_reviewer.gates.mutation.generate import file_kind, output_mutants
-from skillgym_reviewer.gates.mutation.lettercase import case_asked, case_mutants
+from skillgym_reviewer.gates.mutation.lettercase import case_mutants
 from skillgym_reviewer.gates.mutation.llm import WrongSolutionWriter, wrong_solution_trial
 from skillgym_reviewer.gates.mutation.model import Mutant, TrialResult
 from skillgym_reviewer.gates.mutation.runs import ScriptRunner, solution_steps
@@ -43,6 +43,7 @@ from skillgym_reviewer.settings import ReviewerSettings
 
 GATE = "mutation"
 SECOND_LOOK_LINES = 60  # lines dropped per text output when an item has not failed yet
+SECOND_LOOK_REWORDED = 20  # items reworded, and lines run on, per text output in the last round
 EQUIVALENCE_GATE = "equivalence_probes"
 MAX_INPUT_BYTES = 1024 * 1024
 Alternatives = Callable[[], Sequence[Mapping[str, bytes]]]
@@ -86,8 +87,8 @@ def second_look(ctx: TrialContext, mutants: Mapping[str, Mutant], editable: Mapp
     dropped = [m for rel, text in texts for m in every_line_dropped(rel, text, skip, SECOND_LOOK_LINES)]
     borrowed = [m for rel, text in texts for m in borrowed_text_mutants(rel, text, sources, skip)]
     borrowed += [replace(m, cover=True) for m in output_mutants(editable, seed, SECOND_LOOK_LINES) if m.name not in skip]
-    reworded = [m for rel, text in texts for m in [*every_item_reworded(rel, text, skip, SECOND_LOOK_LINES),
-                                                    *every_line_run_on(rel, text, skip, SECOND_LOOK_LINES)]]
+    reworded = [m for rel, text in texts for m in [*every_item_reworded(rel, text, skip, SECOND_LOOK_REWORDED),
+                                                    *every_line_run_on(rel, text, skip, SECOND_LOOK_REWORDED)]]
     return [group for group in (dropped, borrowed, reworded) if group]
 
 

@@ -1,14 +1,14 @@
 """Letter case where the instruction makes it part of the answer ("lowercase ids", "the link
 target as written", "case-sensitive"): the values of the structured outputs in another case,
-one site per field, judged like near misses. One that the verifier accepts at a field where it
-rejected a plainly wrong value is decisive: the check reads the field but ignores what the
-instruction asked of it. Elsewhere case is left to the declared ``case`` equivalence, which many
-comparisons rightly ignore, so these mutants are made only when the instruction asks."""
+one site per field, judged like near misses (:mod:`.exactness`): one the verifier accepts at a
+field where it rejected a plainly wrong value is decisive, the check reads the field but ignores
+what the instruction asked of it. Elsewhere case is left to the declared ``case`` equivalence,
+which many comparisons rightly ignore, so these mutants are made only where
+:func:`.exactness.case_asked` holds."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 
 import yaml
@@ -17,19 +17,6 @@ from skillgym_reviewer.gates.mutation.generate import file_kind
 from skillgym_reviewer.gates.mutation.model import Mutant, seeded
 from skillgym_reviewer.gates.mutation.structured import change_case_leaf, dump_json_like, dump_yaml, render
 from skillgym_reviewer.gates.mutation.tables import Table, change_case_cell
-
-_CASE_ASKED = re.compile(
-    r"\b(?:case[- ]sensitive(?:ly)?|verbatim|character for character|as (?:it is |they are )?written"
-    r"|exactly as (?:given|shown|spelled|it appears|they appear)|same (?:letter )?case|(?:in |all )?(?:lower|upper)[- ]?case"
-    r"|capitali[sz](?:ation|ed)|spelled exactly)\b", re.I)
-_CASE_FREE = re.compile(
-    r"\b(?:case[- ]insensitive(?:ly)?|any (?:letter )?case|(?:letter )?case (?:does not|doesn't|need not) matter"
-    r"|ignor(?:e|es|ing) (?:the )?(?:letter )?case|regardless of (?:letter )?case)\b", re.I)
-
-
-def case_asked(instruction: str) -> bool:
-    """Whether the instruction makes letter case part of the answer and does not free it."""
-    return _CASE_ASKED.search(instruction) is not None and _CASE_FREE.search(instruction) is None
 
 
 def case_mutants(outputs: Mapping[str, bytes], seed: int) -> list[Mutant]:
