@@ -170,8 +170,8 @@ def summarise(tasks: list[dict[str, Any]]) -> dict[str, Any]:
     counted = sum(outcomes.values())
     return {"weakened": counted, "too_lax": outcomes["too_lax"], "refused_otherwise": outcomes["refused_otherwise"],
             "approved": outcomes["approved"], "share_refused_too_lax": round(outcomes["too_lax"] / counted, 3) if counted else None,
-            "skills_per_family": {family: sum(1 for t in tasks if t["family"] == family)
-                                  for family in sorted(per_family)},
+            "tasks_per_family": {family: sum(1 for t in tasks if t["family"] == family and t["built"])
+                                 for family in sorted(per_family)},
             "per_family": {family: dict(counts) for family, counts in sorted(per_family.items())},
             "missed": missed, "refused_unweakened": refused, "median_review_s": statistics.median(seconds) if seconds else None}  # fmt: skip
 

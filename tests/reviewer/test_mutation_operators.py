@@ -314,3 +314,31 @@ def test_every_item_reworded_leaves_out_each_list_items_first_word() -> None:
     assert mutants[1].content.decode().splitlines()[3] == "1. the version"
     assert mutants[2].content.decode().splitlines()[6] == "[ ] it"
     assert every_item_reworded("plan.md", text, {"plan.md:reword_item:line 3"}, limit=10)[0].location == "line 4"
+
+
+def test_every_line_run_on_carries_the_other_lines_and_the_filler() -> None:
+    from skillgym_reviewer.gates.mutation.text import every_line_run_on
+
+    text = "# Update\n\nProgress: one.\n- Plans: two.\n"
+    mutants = every_line_run_on("u.md", text, set(), limit=10, filler=["Three is here. Four too."])
+    assert [m.location for m in mutants] == ["line 3", "line 4"]  # headings stay as they are
+    assert mutants[0].content.decode() == "# Update\n\nProgress: one. Plans: two. Three is here. Four too.\n- Plans: two.\n"
+    assert mutants[1].content.decode().splitlines()[3] == "- Plans: two. Progress: one. Three is here. Four too."
+    assert all(m.cover and m.operator == "run_on" for m in mutants)
+
+
+def test_every_key_renamed_reaches_each_key_path_once() -> None:
+    import json
+
+    from skillgym_reviewer.gates.mutation.structured import every_key_renamed
+
+    reports = {"a.xlsx": {"total": 1, "items": [{"amount": 2}, {"amount": 3}]}, "b.xlsx": {"total": 2, "items": []}}
+    text = json.dumps({"reports": reports}, indent=2) + "\n"
+    mutants = every_key_renamed("out.json", text, "json", set(), limit=10)
+    # the second record, keyed by another file name, has the same fields: it adds nothing
+    assert [m.location for m in mutants] == ['$.reports', '$.reports["a.xlsx"]', '$.reports["a.xlsx"].total',
+                                             '$.reports["a.xlsx"].items', '$.reports["a.xlsx"].items[0].amount']
+    assert all(m.cover and m.effect == "key" for m in mutants)
+    renamed = json.loads(mutants[2].content)["reports"]["a.xlsx"]
+    assert "total" not in renamed and len(renamed) == 2
+    assert every_key_renamed("out.json", text, "json", {mutants[0].name}, limit=2)[0] == mutants[1]

@@ -50,6 +50,11 @@ def borrowable_lines(sources: Mapping[str, str]) -> list[tuple[str, str]]:
     return found
 
 
+def prose_lines(sources: Mapping[str, str]) -> list[str]:
+    """The lines of prose of every source, up to ``PAD_LINES``: text an agent might paste."""
+    return [line for source in sources.values() for line in _lines(source) if _prose(line)][:PAD_LINES]
+
+
 def borrowed_text_mutants(rel: str, text: str, sources: Mapping[str, str], skip: set[str]) -> list[Mutant]:
     """Coverage mutants of the text output ``rel``: each borrowable line of ``sources`` pasted
     after the output's first line, and the output followed by the prose lines of every source
@@ -64,7 +69,7 @@ def borrowed_text_mutants(rel: str, text: str, sources: Mapping[str, str], skip:
     for where, line in borrowable_lines(sources):
         content = "".join([*head, line + "\n", *rest]).encode()
         out.append(Mutant(rel, "paste_line", where, content, "shape", cover=True))
-    padding = [line for source in sources.values() for line in _lines(source) if _prose(line)][:PAD_LINES]
+    padding = prose_lines(sources)
     if padding:
         body = text if text.endswith("\n") else text + "\n"
         out.append(Mutant(rel, "pad_text", f"{len(padding)} lines", (body + "\n".join(padding) + "\n").encode(),

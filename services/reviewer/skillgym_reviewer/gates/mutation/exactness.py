@@ -77,11 +77,13 @@ def order_asked(instruction: str) -> bool:
     return _asked(instruction, _ORDER_ASKED, _ORDER_FREE)
 
 
-# Letter case likewise: "lowercase ids", "the link target as written", "case-sensitive".
+# Letter case likewise, where the instruction says so of the answer ("case-sensitive", "exactly as
+# it appears", "as written", "letter case included"). "lowercase" alone is left out: it describes
+# inputs ("partly lower case") and formats ("lowercase hex") as often as it asks for an answer.
 _CASE_ASKED = re.compile(
     r"\b(?:case[- ]sensitive(?:ly)?|verbatim|character for character|as (?:it is |they are )?written"
-    r"|exactly as (?:given|shown|spelled|it appears|they appear)|same (?:letter )?case|(?:in |all )?(?:lower|upper)[- ]?case"
-    r"|capitali[sz](?:ation|ed)|spelled exactly)\b", re.I)
+    r"|exactly as (?:given|shown|spelled|written|it appears|they appear)|same (?:letter )?case|letter case"
+    r"|capitali[sz](?:ation|ed) (?:kept|preserved|included|as))\b", re.I)
 _CASE_FREE = re.compile(
     r"\b(?:case[- ]insensitive(?:ly)?|any (?:letter )?case|(?:letter )?case (?:does not|doesn't|need not) matter"
     r"|ignor(?:e|es|ing) (?:the )?(?:letter )?case|regardless of (?:letter )?case)\b", re.I)

@@ -14,7 +14,7 @@ from pathlib import Path
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.taskrun import TaskRunner
 
-from skillgym_reviewer.gates.mutation.borrowed import borrowed_text_mutants, text_sources
+from skillgym_reviewer.gates.mutation.borrowed import borrowed_text_mutants, prose_lines, text_sources
 from skillgym_reviewer.gates.mutation.equivalence import EquivalenceError, Equivalences
 from skillgym_reviewer.gates.mutation.exactness import case_asked, decisive_near_misses, order_asked, unchecked_orders
 from skillgym_reviewer.gates.mutation.generate import file_kind, output_mutants
@@ -23,6 +23,7 @@ from skillgym_reviewer.gates.mutation.llm import WrongSolutionWriter, wrong_solu
 from skillgym_reviewer.gates.mutation.model import Mutant, TrialResult
 from skillgym_reviewer.gates.mutation.runs import ScriptRunner, solution_steps
 from skillgym_reviewer.gates.mutation.score import MutationScore, rubric_items
+from skillgym_reviewer.gates.mutation.structured import every_key_renamed
 from skillgym_reviewer.gates.mutation.text import every_item_reworded, every_line_dropped, every_line_run_on
 from skillgym_reviewer.gates.mutation.trials import (
     Trial,
@@ -73,22 +74,29 @@ def all_items_failed(ctx: TrialContext, results: Sequence[TrialResult]) -> bool:
 def second_look(ctx: TrialContext, mutants: Mapping[str, Mutant], editable: Mapping[str, bytes],
                 sources: Mapping[str, str], seed: int) -> list[list[Mutant]]:
     """When a rubric item (or a check inside one) has not failed on any mutant drawn, more
-    unscored coverage mutants are tried, in rounds until every item has failed: every line of the
-    text outputs dropped in turn; lines of the skill's files and the task's text inputs pasted in
-    (see ``borrowed``), and the files the instruction names that the agent may change but the
-    reference left as they were mutated too (a service unit a fix need not touch this time); each
-    list item without its first word, and each line run on with the text of the others. A few
-    drawn sites can miss the one line an item reads, a check against copying meets no edit of
-    the reference, a check of a file the reference kept meets no mutant of the outputs, and a
-    check of wording or of a limit within one part meets no dropped line."""
+    unscored coverage mutants are tried, in rounds until every item has failed:
+
+    1. every line of the text outputs dropped in turn, and a key renamed at every key path of
+       the JSON and YAML outputs;
+    2. lines of the skill's files and the task's text inputs pasted in (see ``borrowed``), and
+       the files the instruction names that the agent may change but the reference left as they
+       were mutated too (a service unit a fix need not touch this time);
+    3. each list item without its first word, and each line run on with the others' text.
+
+    A few drawn sites can miss the one line or field an item reads, a check against copying
+    meets no edit of the reference, a check of a file the reference kept meets no mutant of the
+    outputs, and a check of wording or of a limit within one part meets no dropped line."""
     texts = [(rel, data.decode("utf-8")) for rel, data in sorted(ctx.reference.items())
              if file_kind(rel, data) in ("text", "markdown")]
     skip = set(mutants)
     dropped = [m for rel, text in texts for m in every_line_dropped(rel, text, skip, SECOND_LOOK_LINES)]
+    dropped += [m for rel, data in sorted(ctx.reference.items()) if (kind := file_kind(rel, data)) in ("json", "yaml")
+                for m in every_key_renamed(rel, data.decode("utf-8"), kind, skip, SECOND_LOOK_LINES)]
     borrowed = [m for rel, text in texts for m in borrowed_text_mutants(rel, text, sources, skip)]
     borrowed += [replace(m, cover=True) for m in output_mutants(editable, seed, SECOND_LOOK_LINES) if m.name not in skip]
     reworded = [m for rel, text in texts for m in [*every_item_reworded(rel, text, skip, SECOND_LOOK_REWORDED),
-                                                    *every_line_run_on(rel, text, skip, SECOND_LOOK_REWORDED)]]
+                                                    *every_line_run_on(rel, text, skip, SECOND_LOOK_REWORDED,
+                                                                       prose_lines(sources))]]
     return [group for group in (dropped, borrowed, reworded) if group]
 
 

@@ -45,10 +45,15 @@ def recased(text: str, rng: random.Random) -> str | None:
     return " ".join(re.split(r"[-_.]", text))
 
 
+_WORDS = re.compile(r"^[A-Za-z]+(?:[' -][A-Za-z]+)*$")
+_CODE = re.compile(r"^[A-Z]{8,}$")  # a sequence or a code, not a word
+
+
 def other_case(text: str) -> str | None:
-    """A word value in another letter case (``Depot North`` -> ``depot north``, ``ok`` -> ``OK``);
-    None for values with no letters to change or that read as numbers, ids or paths."""
-    if not any(ch.isalpha() for ch in text) or HEX_ID.match(text) or "/" in text or len(text) > 200:
+    """A value made of words in another letter case (``Depot North`` -> ``depot north``, ``ok`` ->
+    ``OK``); None for anything else (ids, dates, e-mail addresses, paths, sequences), whose case a
+    reader may rightly ignore or that has none to change."""
+    if not _WORDS.match(text) or _CODE.match(text) or len(text) > 120:
         return None
     changed = text.lower() if any(ch.isupper() for ch in text) else text.upper()
     return changed if changed != text else None

@@ -246,6 +246,32 @@ def rename_key(tree: Any, rng: random.Random) -> list[Change]:
     return changes
 
 
+def every_key_renamed(rel: str, text: str, kind: str, skip: set[str], limit: int) -> list[Mutant]:
+    """Coverage mutants for a second look: one key renamed at every key path of a JSON or YAML
+    output (list positions and record names aside), so a check of which fields or records are
+    present meets a missing one wherever the drawn renames fell."""
+    tree = json.loads(text) if kind == "json" else yaml.safe_load(text)
+    dump = (lambda new: dump_json_like(text, new)) if kind == "json" else dump_yaml
+    seen: set[str] = set()
+    out: list[Mutant] = []
+    for path, value in walk(tree):
+        if not isinstance(value, dict):
+            continue
+        for key in value:
+            # records keyed by name (ids, file names) share one place: their fields are alike
+            place = render(tuple("*" if isinstance(part, int) or not _IDENT.match(part) else part
+                                 for part in (*path, key)))
+            if not isinstance(key, str) or place in seen:
+                continue
+            seen.add(place)
+            renamed = {(rename(key, set(value)) if k == key else k): v for k, v in value.items()}
+            mutant = Mutant(rel, "rename_key", render((*path, key)), dump(replace(tree, path, renamed)).encode(), "key",
+                            cover=True)
+            if mutant.name not in skip:
+                out.append(mutant)
+    return out[:limit]
+
+
 def change_type(tree: Any, rng: random.Random) -> list[Change]:
     """A leaf wrapped in a list: a type no lenient reader turns back into the value (a number
     written as a string often is, fairly, accepted)."""

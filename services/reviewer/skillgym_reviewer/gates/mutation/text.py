@@ -174,15 +174,17 @@ _MARKER = re.compile(r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?|>\
 RUN_ON_CHARS = 2000
 
 
-def every_line_run_on(rel: str, text: str, skip: set[str], limit: int) -> list[Mutant]:
+def every_line_run_on(rel: str, text: str, skip: set[str], limit: int, filler: list[str]) -> list[Mutant]:
     """Coverage mutants for a second look: each content line (not a heading) followed, on the same
-    line, by the text of the output's other content lines, as a writer who puts everything in one
-    paragraph would; a limit on the sentences or words of one part meets a part past it."""
+    line, by the text of the output's other content lines and then ``filler`` (prose the agent
+    had at hand), as a writer who puts everything in one paragraph would; a limit on the
+    sentences or words of one part meets a part past it."""
     lines = text.splitlines(keepends=True)
     content = [i for i in _content(lines) if not _HEADING.match(lines[i]) and not _FENCE.match(lines[i])]
     out = []
     for s in content:
-        others = " ".join(_MARKER.sub("", lines[i]).strip() for i in content if i != s)[:RUN_ON_CHARS]
+        parts = [_MARKER.sub("", lines[i]).strip() for i in content if i != s] + [line.strip() for line in filler]
+        others = " ".join(parts)[:RUN_ON_CHARS]
         if not others:
             continue
         joined = lines[s].rstrip("\r\n") + " " + others + (_eol(lines[s]) or "\n")
