@@ -342,3 +342,10 @@ def test_every_key_renamed_reaches_each_key_path_once() -> None:
     renamed = json.loads(mutants[2].content)["reports"]["a.xlsx"]
     assert "total" not in renamed and len(renamed) == 2
     assert every_key_renamed("out.json", text, "json", {mutants[0].name}, limit=2)[0] == mutants[1]
+
+
+def test_every_key_renamed_passes_over_keys_that_are_not_strings() -> None:
+    from skillgym_reviewer.gates.mutation.structured import every_key_renamed
+
+    text = "ports:\n  8080: web\n  1.5: odd\n  null: none\nname: api\n"
+    assert [m.location for m in every_key_renamed("svc.yaml", text, "yaml", set(), limit=10)] == ["$.ports", "$.name"]

@@ -94,7 +94,6 @@ def case_asked(instruction: str) -> bool:
     return _asked(instruction, _CASE_ASKED, _CASE_FREE)
 
 
-
 def _list_place(mutant: Mutant) -> str | None:
     """The list an order mutant reorders (``out.json:$.regions``), or the file for table rows."""
     if mutant.operator == "swap_elements":

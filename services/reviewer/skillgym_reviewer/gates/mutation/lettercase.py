@@ -8,14 +8,11 @@ which many comparisons rightly ignore, so these mutants are made only where
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-
-import yaml
 
 from skillgym_reviewer.gates.mutation.generate import file_kind
 from skillgym_reviewer.gates.mutation.model import Mutant, seeded
-from skillgym_reviewer.gates.mutation.structured import change_case_leaf, dump_json_like, dump_yaml, render
+from skillgym_reviewer.gates.mutation.structured import change_case_leaf, parsed_tree, render
 from skillgym_reviewer.gates.mutation.tables import Table, change_case_cell
 
 
@@ -26,11 +23,9 @@ def case_mutants(outputs: Mapping[str, bytes], seed: int) -> list[Mutant]:
         kind = file_kind(rel, data)
         rng = seeded(seed, rel, "change_case")
         if kind in ("json", "yaml"):
-            text = data.decode("utf-8")
-            tree = json.loads(text) if kind == "json" else yaml.safe_load(text)
+            tree, dump = parsed_tree(data.decode("utf-8"), kind)
             for name, path, new, effect in change_case_leaf(tree, rng):
-                content = dump_json_like(text, new) if kind == "json" else dump_yaml(new)
-                mutants.append(Mutant(rel, name, render(path), content.encode(), effect, cover=True))
+                mutants.append(Mutant(rel, name, render(path), dump(new).encode(), effect, cover=True))
         elif kind == "table":
             table = Table(rel, data.decode("utf-8"))
             for name, where, rows, effect in change_case_cell(table, rng):

@@ -250,18 +250,18 @@ def every_key_renamed(rel: str, text: str, kind: str, skip: set[str], limit: int
     """Coverage mutants for a second look: one key renamed at every key path of a JSON or YAML
     output (list positions and record names aside), so a check of which fields or records are
     present meets a missing one wherever the drawn renames fell."""
-    tree = json.loads(text) if kind == "json" else yaml.safe_load(text)
-    dump = (lambda new: dump_json_like(text, new)) if kind == "json" else dump_yaml
+    tree, dump = parsed_tree(text, kind)
     seen: set[str] = set()
     out: list[Mutant] = []
     for path, value in walk(tree):
         if not isinstance(value, dict):
             continue
         for key in value:
+            if not isinstance(key, str):  # YAML may key by number, date or null
+                continue
             # records keyed by name (ids, file names) share one place: their fields are alike
-            place = render(tuple("*" if isinstance(part, int) or not _IDENT.match(part) else part
-                                 for part in (*path, key)))
-            if not isinstance(key, str) or place in seen:
+            place = render(tuple(part if isinstance(part, str) and _IDENT.match(part) else "*" for part in (*path, key)))
+            if place in seen:
                 continue
             seen.add(place)
             renamed = {(rename(key, set(value)) if k == key else k): v for k, v in value.items()}
@@ -301,6 +301,13 @@ def dump_json_like(original: str, tree: Any) -> str:
 
 def dump_yaml(tree: Any) -> str:
     return yaml.safe_dump(tree, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+def parsed_tree(text: str, kind: str) -> tuple[Any, Callable[[Any], str]]:
+    """A JSON or YAML output's tree, and how to write a changed tree back the way it was written."""
+    if kind == "json":
+        return json.loads(text), lambda new: dump_json_like(text, new)
+    return yaml.safe_load(text), dump_yaml
 
 
 def tree_mutants(rel: str, text: str, tree: Any, dump: Callable[[Any], str], seed: int) -> dict[str, list[Mutant]]:
