@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -207,3 +208,13 @@ def rewrite_json(rel: str, change: Callable[[Any], None]) -> Edit:
         write_json(workspace, rel, value)
 
     return edit
+
+
+def write_skill(root: Path, skill_md: str, scripts: dict[str, str]) -> Path:
+    """A skill folder at ``root``: its SKILL.md and scripts, dedented."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "SKILL.md").write_text(textwrap.dedent(skill_md))
+    for rel, text in scripts.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
+    return root

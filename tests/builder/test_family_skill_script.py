@@ -4,7 +4,6 @@ expectation; the agent must deliver what the skill's procedure gives (the script
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +22,10 @@ from tests.builder.family_support import (
     build,
     card_for,
     rewrite_json,
+    write_skill,
 )
 
 KNOBS = {"record_count": 60, "noise_level": 0.1, "distractor_files": 1, "long_horizon": 2}
-
-
-def _skill(root: Path, skill_md: str, scripts: dict[str, str]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "SKILL.md").write_text(textwrap.dedent(skill_md))
-    for rel, text in scripts.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(textwrap.dedent(text))
-    return root
 
 
 SALES_MD = """\
@@ -55,8 +46,8 @@ SALES_PY = """\
 """
 
 
-def test_the_command_line_and_columns_are_read_from_the_skill(tmp_path: Path) -> None:
-    call = analyse(card_for("sales", "data-analysis", folder=_skill(tmp_path / "s", SALES_MD, {"scripts/summary.py": SALES_PY})))
+def test_the_command_line_and_columns_are_read_from_thewrite_skill(tmp_path: Path) -> None:
+    call = analyse(card_for("sales", "data-analysis", folder=write_skill(tmp_path / "s", SALES_MD, {"scripts/summary.py": SALES_PY})))
     assert call.script == "scripts/summary.py" and call.argv == (INPUT,) and call.origin == "SKILL.md example"
     assert [(c.name, c.kind) for c in call.columns] == [("region", "text"), ("units", "int"), ("unit_price", "float")]
     assert call.output_kind == "json" and not call.writes_file
@@ -73,20 +64,20 @@ def test_conversions_type_a_column_through_empty_cell_defaults_and_cleanup(tmp_p
     skill_md = SALES_MD.replace("`units` and `unit_price`", "`depth` and `evidence_points`")
     script = SALES_PY.replace('int(row["units"])', 'int(row["depth"].strip().replace(",", ""))').replace(
         'float(row["unit_price"])', 'float(row.get("evidence_points") or 0.0)')
-    call = analyse(card_for("sales", "data-analysis", folder=_skill(tmp_path / "s", skill_md, {"scripts/summary.py": script})))
+    call = analyse(card_for("sales", "data-analysis", folder=write_skill(tmp_path / "s", skill_md, {"scripts/summary.py": script})))
     assert [(c.name, c.kind) for c in call.columns] == [("region", "text"), ("depth", "int"), ("evidence_points", "float")]
 
 
 @pytest.mark.parametrize(("scripts", "code"), [
     ({}, "no_script"),
-    ({"scripts/tool.py": "import json\nprint(json.dumps({}))\n"}, "script_reads_no_csv"),
+    ({"scripts/tool.py": "import json\nprint(json.dumps({}))\n"}, "script_reads_no_input"),
     ({"scripts/tool.py": "import csv, requests\nfor r in csv.DictReader(open('x')): print(float(r['price']))\n"},
      "script_imports"),
     ({"scripts/tool.py": "import csv, argparse\np = argparse.ArgumentParser()\np.add_argument('a')\np.add_argument('b')\n"
                          "for r in csv.DictReader(open(p.parse_args().a)): print(float(r['price']))\n"}, "script_invocation"),
 ])
-def test_a_script_that_cannot_be_run_on_a_csv_file_says_why(tmp_path: Path, scripts: dict[str, str], code: str) -> None:
-    folder = _skill(tmp_path / "s", "---\nname: x\ndescription: y\n---\n# X\nNo command shown.\n", scripts)
+def test_a_script_that_cannot_be_run_on_a_generated_input_says_why(tmp_path: Path, scripts: dict[str, str], code: str) -> None:
+    folder = write_skill(tmp_path / "s", "---\nname: x\ndescription: y\n---\n# X\nNo command shown.\n", scripts)
     card = card_for("x", "data-analysis", folder=folder)
     with pytest.raises(ScriptUnusable) as caught:
         analyse(card)
@@ -98,7 +89,7 @@ def test_a_script_that_cannot_be_run_on_a_csv_file_says_why(tmp_path: Path, scri
 def test_the_script_outranks_a_subcategory_family(tmp_path: Path) -> None:
     from skillgym_builder.families import registry
 
-    card = card_for("sales", "accounting", folder=_skill(tmp_path / "s", SALES_MD, {"scripts/summary.py": SALES_PY}))
+    card = card_for("sales", "accounting", folder=write_skill(tmp_path / "s", SALES_MD, {"scripts/summary.py": SALES_PY}))
     choice = registry().choose(card)
     assert choice.family is not None and choice.family.spec.id == "skill-script"
 
@@ -138,7 +129,7 @@ def test_reference_and_reformatted_alternative_pass(built: BuiltTask, solved: Pa
     assert (alternative / _outputs(built)[0]).read_text() != (solved / _outputs(built)[0]).read_text()
 
 
-def test_the_result_needs_the_skill(built: BuiltTask) -> None:
+def test_the_result_needs_thewrite_skill(built: BuiltTask) -> None:
     dependence = built.extra("skill_dependence")
     assert dependence["claimed"] and dependence["holds"], dependence
 
@@ -163,7 +154,7 @@ def test_wrong_but_plausible_results_fail(built: BuiltTask, solved: Path, name: 
 
 def test_a_script_that_fails_on_the_inputs_makes_the_skill_unusable(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
     broken = SALES_PY.replace("import csv, json, sys", "import csv, json, sys\n    raise SystemExit('no licence key')")
-    folder = _skill(tmp_path / "s", SALES_MD, {"scripts/summary.py": broken})
+    folder = write_skill(tmp_path / "s", SALES_MD, {"scripts/summary.py": broken})
     with pytest.raises(UnsuitableSkillError) as caught:
         build(SkillScriptFamily(), card_for("sales", "data-analysis", folder=folder), {}, tmp_path / "b", env_provider)
     assert caught.value.details["skip_reason"] == "skill_script_unusable"
@@ -171,7 +162,7 @@ def test_a_script_that_fails_on_the_inputs_makes_the_skill_unusable(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_the_reviewer_approves_the_task_built_for_the_seed_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+def test_the_reviewer_approves_the_task_built_for_the_seedwrite_skill(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
     assert_reviewer_approves(tmp_path, env_provider, "skill-script")
 
 

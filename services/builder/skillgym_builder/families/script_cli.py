@@ -1,6 +1,7 @@
-"""Reading, without running it, how a skill's own Python script is invoked on a CSV file: the
-command line its SKILL.md shows (or its argparse / ``sys.argv`` interface), where it writes its
-result, which columns it reads (and as what type), and which packages it imports.
+"""Reading, without running it, how a skill's own script (Python, or shell where SKILL.md shows the
+command) is invoked on one input: the command line its SKILL.md shows (or its argparse /
+``sys.argv`` interface), the kind of file it reads, where it writes its result, which fields it
+reads from records (and as what type), and which packages it imports.
 
 Nothing here executes skill code; the builder runs the script only in the sandbox."""
 
@@ -11,12 +12,22 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from skillgym_builder.families.script_columns import Column, columns
+from skillgym_builder.families.script_inputs import (
+    RECORD_KINDS,
+    InputKind,
+    document_keys,
+    kind_from_code,
+    kind_from_words,
+    kind_of_token,
+    mentions,
+    record_container,
+)
 from skillgym_builder.skillcard import SkillCard
 
-ColumnKind = Literal["int", "float", "date", "id", "text"]
 INPUT, OUTPUT = "{input}", "{output}"
 MAX_SCRIPT_BYTES = 256 * 1024
 MAX_SCRIPTS_BYTES = 1024 * 1024
@@ -29,34 +40,45 @@ INSTALLABLE = {
     "ruptures": "ruptures", "h5py": "h5py", "xlrd": "xlrd", "jinja2": "jinja2", "rich": "rich", "click": "click",
 }
 _OUTPUT_FLAGS = {"-o", "--output", "--out", "--output-file", "--outfile", "--output-path", "--dest"}
+_INPUT_FLAGS = {"-i", "--input", "--in", "--file", "--input-file", "--path", "--dir", "--source"}
+_PYTHON = re.compile(r"^(?:python3?|uv|python3\.\d+)$")
+_SHELL = re.compile(r"^(?:bash|sh|zsh)$")
+# Which reason to report when no script is usable: the one that got furthest.
+_FAILURE_RANK = {"script_reads_no_input": 0, "script_unparsable": 1, "script_invocation": 2, "script_input_kind": 3,
+                 "script_imports": 4, "script_columns": 5}
+DEFAULT_STEM: dict[str, str] = {"csv": "records", "tsv": "records", "json": "records", "yaml": "config",
+                                "markdown": "notes", "text": "document", "log": "service", "tree": "project"}
 _PLACEHOLDER = re.compile(r"^(?:<[^>]+>|\[[^\]]+\]|\{[^}]+\}|[A-Z][A-Z_]*)$")
-_INT_NAMES = re.compile(r"(?:^|_)(?:units?|qty|quantity|count|number|num|n|pieces|items|stock|on_hand|visits|clicks)(?:$|_)", re.I)
-_FLOAT_NAMES = re.compile(
-    r"(?:price|amount|cost|revenue|total|value|score|rate|weight|hours|sales|spend|balance|fee|salary|budget|"
-    r"duration|latency|temperature|ratio|percent|margin|profit|income|expense)", re.I)
-_DATE_NAMES = re.compile(r"(?:^|_)(?:date|day|timestamp|created|updated|month)(?:$|_)|_(?:on|at)$", re.I)
-_ID_NAMES = re.compile(r"(?:^|_)(?:id|sku|code|key|uuid|ref)$", re.I)
-_COLUMN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_ ]{0,39}$")
 
 
 @dataclass(frozen=True)
-class Column:
-    name: str
-    kind: ColumnKind
+class Invocation:
+    """A command line read from SKILL.md or the script's interface, with ``{input}`` and maybe ``{output}``."""
+
+    argv: tuple[str, ...]
+    origin: str
+    stem: str = ""  # of the input file the example passes ("" when it shows a placeholder)
+    suffix: str = ""  # of the result file the example writes ("" when it shows none)
+    kind: InputKind | None = None  # the input kind the example or the argument's name tells
 
 
 @dataclass(frozen=True)
 class ScriptCall:
-    """How to run ``script`` (relative to the skill) on one CSV file."""
+    """How to run ``script`` (relative to the skill) on one input of ``input_kind``."""
 
     script: str
     argv: tuple[str, ...]  # arguments after the script, with {input} and maybe {output}
     origin: str  # where the command line was read from
     output_kind: Literal["json", "text"]
-    columns: tuple[Column, ...]
+    columns: tuple[Column, ...]  # fields of each record, for record kinds
     packages: tuple[str, ...] = field(default=())  # requirement lines for its third-party imports
     example_stem: str = "records"
     output_suffix: str = ""  # of the result file the example writes ("" when it shows none)
+    input_kind: InputKind = "csv"
+    interpreter: str = "python3"
+    container: str | None = None  # the key holding the records of a JSON or YAML input (None: a list)
+    document: tuple[tuple[str, str], ...] = ()  # keys read off a JSON or YAML document itself, with their shape
+    mentions: tuple[str, ...] = ()  # file suffixes and names the script looks for in a directory
 
     @property
     def suffix(self) -> str:
@@ -68,11 +90,11 @@ class ScriptCall:
 
     def command(self, script_path: str, input_path: str, output_path: str) -> list[str]:
         args = [a.replace(INPUT, input_path).replace(OUTPUT, output_path) for a in self.argv]
-        return ["python3", script_path, *args]
+        return [self.interpreter, script_path, *args]
 
 
 class ScriptUnusable(Exception):
-    """Why no script of the skill can be run on a generated CSV file (a typed, one-line reason)."""
+    """Why no script of the skill can be run on a generated input (a typed, one-line reason)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -80,53 +102,84 @@ class ScriptUnusable(Exception):
 
 
 def python_scripts(card: SkillCard) -> list[Path]:
-    return sorted(p for p in card.root.rglob("*.py") if p.is_file() and not p.is_symlink()
+    return _files(card, "*.py")
+
+
+def skill_scripts(card: SkillCard) -> list[Path]:
+    """Python and shell scripts, the ones SKILL.md names first."""
+    found = [*_files(card, "*.py"), *_files(card, "*.sh")]
+    return sorted(found, key=lambda p: (p.name not in card.skill_md, p.as_posix()))
+
+
+def _files(card: SkillCard, pattern: str) -> list[Path]:
+    return sorted(p for p in card.root.rglob(pattern) if p.is_file() and not p.is_symlink()
                   and "__pycache__" not in p.parts and p.stat().st_size <= MAX_SCRIPT_BYTES)
 
 
 def analyse(card: SkillCard) -> ScriptCall:
-    """The first of the skill's scripts that reads a CSV file and can be invoked on one; raises
-    :class:`ScriptUnusable` with the reason of the most promising candidate otherwise."""
-    scripts = python_scripts(card)
+    """The first of the skill's scripts that reads an input tasks can generate and can be invoked
+    on one; raises :class:`ScriptUnusable` with the reason of the most promising candidate otherwise."""
+    scripts = skill_scripts(card)
     if not scripts:
-        raise ScriptUnusable("no_script", "the skill ships no Python script")
+        raise ScriptUnusable("no_script", "the skill ships no Python or shell script")
     if sum(p.stat().st_size for p in scripts) > MAX_SCRIPTS_BYTES:
         raise ScriptUnusable("scripts_too_large", "the skill's scripts exceed 1 MiB")
     siblings = {p.stem for p in scripts}
-    failure = ScriptUnusable("script_reads_no_csv", "none of the skill's scripts reads a CSV file")
+    failure = ScriptUnusable("script_reads_no_input", "none of the skill's scripts reads an input file tasks can generate")
     for path in scripts:
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (SyntaxError, UnicodeDecodeError, ValueError):
-            continue
-        if not _reads_csv(tree):
-            continue
-        try:
-            return _call_for(card, path, tree, siblings)
+            return _call_for(card, path, siblings)
         except ScriptUnusable as exc:
-            failure = exc
+            if _FAILURE_RANK.get(exc.code, 0) > _FAILURE_RANK.get(failure.code, 0):
+                failure = exc
     raise failure
 
 
-def _call_for(card: SkillCard, path: Path, tree: ast.Module, siblings: set[str]) -> ScriptCall:
+def _call_for(card: SkillCard, path: Path, siblings: set[str]) -> ScriptCall:
     rel = path.relative_to(card.root).as_posix()
+    if path.suffix == ".sh":
+        return _shell_call(card, path, rel)
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
+        raise ScriptUnusable("script_unparsable", f"{rel} does not parse as Python") from exc
+    shown = _from_skill_md(card.skill_md, path.name, _PYTHON)
+    code_kind = kind_from_code(tree)
+    if shown is None and code_kind is None:
+        raise ScriptUnusable("script_reads_no_input", f"{rel} reads no input file tasks can generate")
     missing = sorted(m for m in _imports(tree) - siblings - set(sys.stdlib_module_names) if m not in INSTALLABLE)
     if missing:
         raise ScriptUnusable("script_imports", f"{rel} imports {', '.join(missing)}, which task environments do not install")
     packages = tuple(sorted({INSTALLABLE[m] for m in _imports(tree) if m in INSTALLABLE}))
-    argv, origin, stem, suffix = _from_skill_md(card.skill_md, path.name) or _from_interface(tree, rel)
-    columns = _columns(tree, card.skill_md)
-    if not any(c.kind in ("int", "float") for c in columns):
-        raise ScriptUnusable("script_columns", f"no numeric column {rel} reads could be told from it or SKILL.md")
-    kind: Literal["json", "text"] = "json" if _writes_json(tree) and suffix in ("", ".json") else "text"
-    return ScriptCall(rel, argv, origin, kind, columns, packages, stem, suffix)
+    invocation = shown or _from_interface(tree, rel)
+    kind = invocation.kind or code_kind
+    if kind is None:
+        raise ScriptUnusable("script_input_kind", f"which kind of file {rel} reads is told neither by SKILL.md nor its code")
+    container = record_container(tree) if kind in ("json", "yaml") else None
+    document = tuple(document_keys(tree).items()) if kind in ("json", "yaml") and container is None else ()
+    fields: tuple[Column, ...] = ()
+    if kind in RECORD_KINDS:
+        fields = tuple(c for c in columns(tree, card.skill_md) if c.name != container)
+        if kind in ("csv", "tsv") and not any(c.kind in ("int", "float") for c in fields):
+            raise ScriptUnusable("script_columns", f"no numeric column {rel} reads could be told from it or SKILL.md")
+        if not fields:
+            raise ScriptUnusable("script_columns", f"no field {rel} reads from its records could be told from it or SKILL.md")
+    suffix = invocation.suffix
+    output: Literal["json", "text"] = "json" if _writes_json(tree) and suffix in ("", ".json") else "text"
+    return ScriptCall(rel, invocation.argv, invocation.origin, output, fields, packages,
+                      invocation.stem or DEFAULT_STEM[kind], suffix, kind, "python3", container, document,
+                      mentions("", tree))
 
 
-def _reads_csv(tree: ast.Module) -> bool:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in ("DictReader", "reader", "read_csv"):
-            return True
-    return False
+def _shell_call(card: SkillCard, path: Path, rel: str) -> ScriptCall:
+    """A shell script runs as SKILL.md shows it, on a document, a log or a directory (its code is not read)."""
+    shown = _from_skill_md(card.skill_md, path.name, _SHELL)
+    if shown is None:
+        raise ScriptUnusable("script_invocation", f"SKILL.md shows no command line that runs {rel} on one input")
+    if shown.kind is None or shown.kind in RECORD_KINDS:
+        raise ScriptUnusable("script_input_kind", f"the input {rel} is shown with is not a document, log or directory")
+    return ScriptCall(rel, shown.argv, shown.origin, "text", (), (), shown.stem or DEFAULT_STEM[shown.kind],
+                      shown.suffix, shown.kind, "bash", mentions=mentions(path.read_text(encoding="utf-8", errors="replace")))
 
 
 def _optional_imports(tree: ast.Module) -> set[int]:
@@ -157,8 +210,8 @@ def _writes_json(tree: ast.Module) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr in ("dumps", "dump", "to_json") for n in ast.walk(tree))
 
 
-def _from_skill_md(skill_md: str, script_name: str) -> tuple[tuple[str, ...], str, str, str] | None:
-    """The first command line in SKILL.md that runs the script with a CSV argument."""
+def _from_skill_md(skill_md: str, script_name: str, interpreter: re.Pattern[str]) -> Invocation | None:
+    """The first command line in SKILL.md that runs the script on one input."""
     lines = [span for raw in skill_md.splitlines() if script_name in raw
              for span in [*re.findall(r"`([^`]+)`", raw), raw] if script_name in span]
     for raw in lines:
@@ -168,22 +221,41 @@ def _from_skill_md(skill_md: str, script_name: str) -> tuple[tuple[str, ...], st
         except ValueError:
             continue
         at = next((i for i, t in enumerate(tokens) if t.endswith("/" + script_name) or t == script_name), None)
-        if at is None or (at > 0 and not re.match(r"^(?:python3?|uv|python3\.\d+)$", Path(tokens[at - 1]).name)):
+        if at is None or (at > 0 and not interpreter.match(Path(tokens[at - 1]).name)):
             continue
-        argv = _substitute(tokens[at + 1:])
-        if argv is not None:
-            args = tokens[at + 1:]
-            stem = next((Path(t).stem for t in args if t.lower().endswith(".csv")), "records")
-            written = [args[i + 1] for i, t in enumerate(args[:-1]) if t in _OUTPUT_FLAGS or t == ">"]
-            suffix = Path(written[0]).suffix.lower() if written and re.match(r"^\.[a-z]{1,5}$", Path(written[0]).suffix.lower()) else ""
-            return argv, "SKILL.md example", re.sub(r"[^A-Za-z0-9_]+", "_", stem).strip("_") or "records", suffix
+        args = tokens[at + 1:]
+        found = _substitute(args)
+        if found is None:
+            continue
+        argv, given = found
+        written = [args[i + 1] for i, t in enumerate(args[:-1]) if t in _OUTPUT_FLAGS or t == ">"]
+        suffix = Path(written[0]).suffix.lower() if written and re.match(r"^\.[a-z]{1,5}$", Path(written[0]).suffix.lower()) else ""
+        stem = "" if _PLACEHOLDER.match(given) or given == "." else re.sub(r"[^A-Za-z0-9_]+", "_", Path(given).stem).strip("_")
+        return Invocation(argv, "SKILL.md example", stem, suffix, "tree" if given == "." else kind_of_token(given))
     return None
 
 
-def _substitute(tokens: list[str]) -> tuple[str, ...] | None:
+def _unsupported_file(token: str) -> bool:
+    suffix = PurePosixPath(token).suffix.lower()
+    return bool(re.match(r"^\.[a-z][a-z0-9]{1,4}$", suffix)) and kind_of_token(token) is None and suffix not in (".py", ".sh")
+
+
+def _is_input(token: str, previous: str) -> bool:
+    if token.startswith("-"):
+        return False
+    if previous in _INPUT_FLAGS:
+        return True
+    if previous.startswith("-") and "=" not in previous and "/" not in token and "." not in token:
+        return False  # an option's value, such as ``--format json``
+    return token == "." or bool(_PLACEHOLDER.match(token)) or kind_of_token(token) is not None
+
+
+def _substitute(tokens: list[str]) -> tuple[tuple[str, ...], str] | None:
+    """The arguments with ``{input}`` and ``{output}`` put in, and the token the input replaced."""
     argv: list[str] = []
-    seen_input = False
+    given = ""
     after_output_flag = False
+    previous = ""
     for token in tokens:
         if token in (">", "|", "&&", ";", "2>"):
             if token != ">":
@@ -193,139 +265,57 @@ def _substitute(tokens: list[str]) -> tuple[str, ...] | None:
         if after_output_flag:
             argv.append(OUTPUT)
             after_output_flag = False
-            continue
-        if token in _OUTPUT_FLAGS:
+        elif token in _OUTPUT_FLAGS:
             argv.append(token)
             after_output_flag = True
-            continue
-        if token.lower().endswith(".csv") or (not seen_input and _PLACEHOLDER.match(token) and not token.startswith("-")):
-            if seen_input:
-                return None
+        elif token.startswith("["):
+            break  # optional parts the example brackets
+        elif not given and _unsupported_file(token):
+            return None  # the script's input is a kind of file tasks do not generate (a PDF, an image)
+        elif not given and _is_input(token, previous):
             argv.append(INPUT)
-            seen_input = True
-            continue
-        if _PLACEHOLDER.match(token):
-            return None  # another value the example leaves for the reader to fill in
-        argv.append(token)
-    if not seen_input:
+            given = token
+        elif _PLACEHOLDER.match(token) or (given and PurePosixPath(token).suffix.lower() == PurePosixPath(given).suffix.lower() != ""):
+            return None  # another value the example leaves for the reader to fill in, or a second input
+        else:
+            argv.append(token)
+        previous = token
+    if not given:
         return None
     # ``script in.csv > out`` is the same run as writing stdout to the result file
     if argv and argv[-1] == OUTPUT and (len(argv) < 2 or argv[-2] not in _OUTPUT_FLAGS):
         argv.pop()
-    return tuple(argv)
+    return tuple(argv), given
 
 
-def _from_interface(tree: ast.Module, rel: str) -> tuple[tuple[str, ...], str, str, str]:
-    """One positional argument (argparse with no other required option, or ``sys.argv[1]``)."""
-    positional, required = 0, 0
+def _from_interface(tree: ast.Module, rel: str) -> Invocation:
+    """One positional argument (argparse with no other required option but an output file, or
+    ``sys.argv[1]``); the argument's name, metavar and help may tell the kind of file it takes."""
+    positional, required, words, output_flag = 0, 0, "", ""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
             flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             options = {k.arg: k.value for k in node.keywords}
             if flags and not flags[0].startswith("-"):
                 nargs = options.get("nargs")
-                positional += 0 if isinstance(nargs, ast.Constant) and nargs.value in ("?", "*") else 1
+                if not (isinstance(nargs, ast.Constant) and nargs.value in ("?", "*")):
+                    positional += 1
+                    words = " ".join([flags[0], *(str(v.value) for k, v in options.items()
+                                                  if k in ("help", "metavar") and isinstance(v, ast.Constant))])
             else:
                 flag = options.get("required")
-                required += int(isinstance(flag, ast.Constant) and flag.value is True)
+                if isinstance(flag, ast.Constant) and flag.value is True:
+                    required += 1
+                    output_flag = next((f for f in flags if f in _OUTPUT_FLAGS), output_flag)
     argv_indices = {n.slice.value for n in ast.walk(tree) if isinstance(n, ast.Subscript)
                     and isinstance(n.value, ast.Attribute) and n.value.attr == "argv"
                     and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int)}
-    if (positional == 1 and required == 0) or (positional == 0 and argv_indices == {1}):
-        return (INPUT,), "argparse" if positional else "sys.argv", "records", ""
-    raise ScriptUnusable("script_invocation", f"how to run {rel} on one CSV file is shown neither in SKILL.md "
+    kind = kind_from_words(words.replace("_", " ")) if words else None
+    if positional == 1 and required == 0:
+        return Invocation((INPUT,), "argparse", kind=kind)
+    if positional == 1 and required == 1 and output_flag:
+        return Invocation((INPUT, output_flag, OUTPUT), "argparse", kind=kind)
+    if positional == 0 and argv_indices == {1}:
+        return Invocation((INPUT,), "sys.argv")
+    raise ScriptUnusable("script_invocation", f"how to run {rel} on one input is shown neither in SKILL.md "
                                               "nor by a single positional argument")
-
-
-def _columns(tree: ast.Module, skill_md: str) -> tuple[Column, ...]:
-    """Column names the script reads (subscripts and ``.get`` keys it loads, not ones it assigns),
-    ordered as SKILL.md lists them, typed by the conversions the script applies or by their names."""
-    casts: dict[str, ColumnKind] = {}
-    read: list[str] = []
-    built = _built_keys(tree)
-    sources = _row_names(tree)
-    for node in ast.walk(tree):
-        key = _read_key(node)
-        from_rows = isinstance(node, (ast.Subscript, ast.Call)) and _base_name(node) in sources
-        if key and key not in read and (from_rows or key not in built):
-            read.append(key)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float") and node.args:
-            inner = _read_key(_cast_operand(node.args[0]))
-            if inner:
-                casts[inner] = "int" if node.func.id == "int" else "float"
-    documented = [name for line in skill_md.splitlines() if re.search(r"\bcolumns?\b", line, re.I)
-                  for name in re.findall(r"`([^`]+)`", line) if _COLUMN_NAME.match(name)]
-    names = [n for n in documented if n in read] + [n for n in read if n not in documented]
-    if not names:
-        names = documented
-    return tuple(Column(name, casts.get(name) or _kind_by_name(name)) for name in names[:12])
-
-
-def _cast_operand(node: ast.AST) -> ast.AST:
-    """The cell a conversion reads through the usual wrappers: ``row.get("x") or 0`` for an empty
-    cell and string cleanup such as ``row["x"].strip().replace(",", "")``."""
-    while True:
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
-            node = node.values[0]
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr in ("strip", "lstrip", "rstrip", "replace", "lower", "upper")):
-            node = node.func.value
-        else:
-            return node
-
-
-def _mentions_reader(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Attribute) and n.attr in ("DictReader", "read_csv", "iterrows", "itertuples", "reader")
-               for n in ast.walk(node))
-
-
-def _row_names(tree: ast.Module) -> set[str]:
-    """Variables holding a CSV row or frame: loop targets over a reader, names assigned from one."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.For, ast.comprehension)) and _mentions_reader(node.iter):
-            names |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
-        elif isinstance(node, ast.Assign) and _mentions_reader(node.value):
-            names |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return names
-
-
-def _base_name(node: ast.AST) -> str | None:
-    target = node.value if isinstance(node, ast.Subscript) else getattr(node.func, "value", None) if isinstance(node, ast.Call) else None
-    return target.id if isinstance(target, ast.Name) else None
-
-
-def _built_keys(tree: ast.Module) -> set[str]:
-    """Keys the script puts into records of its own (dict literals, subscript assignments)."""
-    keys: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Dict):
-            keys |= {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-        elif (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
-              and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
-            keys.add(node.slice.value)
-    return keys
-
-
-def _read_key(node: ast.AST) -> str | None:
-    if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and not isinstance(node.value, ast.Dict)
-            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
-            and _COLUMN_NAME.match(node.slice.value)):
-        return node.slice.value
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args
-            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-            and _COLUMN_NAME.match(node.args[0].value)):
-        return node.args[0].value
-    return None
-
-
-def _kind_by_name(name: str) -> ColumnKind:
-    if _DATE_NAMES.search(name):
-        return "date"
-    if _ID_NAMES.search(name):
-        return "id"
-    if _INT_NAMES.search(name):
-        return "int"
-    if _FLOAT_NAMES.search(name):
-        return "float"
-    return "text"

@@ -1,14 +1,19 @@
-"""CSV inputs for a skill's own script: the columns it reads, filled per instance with values of
-the kind each column holds, so two instances (and the probe's variant) give different results."""
+"""Record inputs for a skill's own script (CSV, TSV, JSON, YAML): the fields it reads, filled per
+instance with values of the kind each holds, so two instances (and the probe's variant) give
+different results."""
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
 import io
+import json
 import random
+from typing import Any
 
-from skillgym_builder.families.script_cli import Column
+import yaml
+
+from skillgym_builder.families.script_columns import Column, kind_by_name
 
 VOCABULARY = {
     "region": ["north", "south", "east", "west", "central", "coastal", "highlands"],
@@ -62,9 +67,9 @@ def rows(columns: tuple[Column, ...], rng: random.Random, count: int, noise: flo
     return records
 
 
-def encode(columns: tuple[Column, ...], records: list[list[str]]) -> str:
+def encode(columns: tuple[Column, ...], records: list[list[str]], delimiter: str = ",") -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator="\n", delimiter=delimiter)
     writer.writerow([c.name for c in columns])
     writer.writerows(records)
     return buffer.getvalue()
@@ -72,3 +77,50 @@ def encode(columns: tuple[Column, ...], records: list[list[str]]) -> str:
 
 def dataset(columns: tuple[Column, ...], rng: random.Random, count: int, noise: float) -> str:
     return encode(columns, rows(columns, rng, count, noise))
+
+
+def tsv(columns: tuple[Column, ...], rng: random.Random, count: int, noise: float) -> str:
+    return encode(columns, rows(columns, rng, count, noise), delimiter="\t")
+
+
+def _typed(column: Column, value: str) -> Any:
+    return int(value) if column.kind == "int" else float(value) if column.kind == "float" else value
+
+
+def documents(columns: tuple[Column, ...], rng: random.Random, count: int, noise: float,
+              container: str | None, document: tuple[tuple[str, str], ...] = ()) -> Any:
+    """Records as a JSON or YAML document: a list, or under ``container``, or (``document``: keys the
+    script reads off the document itself) a mapping of those keys; with ``noise``, fields the script
+    does not read ride along, as real exports carry them."""
+    keys = {name for name, _ in document}
+    fields = tuple(c for c in columns if c.name not in keys) or columns
+    records: list[dict[str, Any]] = [{c.name: _typed(c, v) for c, v in zip(fields, row, strict=True)}
+                                     for row in rows(fields, rng, count, noise)]
+    if noise:
+        for index, record in enumerate(records):
+            if rng.random() < noise:
+                record["note"] = rng.choice(NOISY)
+                record["revision"] = index % 3 + 1
+    if document and not container:
+        return {name: _shaped(name, shape, rng, records) for name, shape in document}
+    return {container: records} if container else records
+
+
+def _shaped(name: str, shape: str, rng: random.Random, records: list[dict[str, Any]]) -> Any:
+    if shape == "list":
+        return records
+    if shape == "mapping":
+        names = rng.sample(sorted({w for pool in VOCABULARY.values() for w in pool if " " not in w}), k=rng.randint(3, 8))
+        return {n.lower(): f"{rng.randint(0, 12)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}" for n in sorted(names)}
+    column = Column(name, kind_by_name(name))
+    return _typed(column, rows((column,), rng, 1, 0.0)[0][0])
+
+
+def json_text(columns: tuple[Column, ...], rng: random.Random, count: int, noise: float, container: str | None,
+              document: tuple[tuple[str, str], ...] = ()) -> str:
+    return json.dumps(documents(columns, rng, count, noise, container, document), indent=2) + "\n"
+
+
+def yaml_text(columns: tuple[Column, ...], rng: random.Random, count: int, noise: float, container: str | None,
+              document: tuple[tuple[str, str], ...] = ()) -> str:
+    return str(yaml.safe_dump(documents(columns, rng, count, noise, container, document), sort_keys=False))

@@ -1,25 +1,29 @@
-"""Any category: a skill that ships a Python script reading a CSV file gets a task whose shortest
-path is that script. Inputs with the columns the script reads are generated per instance; the
-builder runs the script on them in the sandbox (twice, and on a variant) and hides its result as
-the expectation; the agent is told the goal and where results go, never the script or its options."""
+"""Any category: a skill that ships a script run on one input (Python, or shell as SKILL.md shows
+it) gets a task whose shortest path is that script. Inputs of the kind it reads (CSV, TSV, JSON,
+YAML with the fields it reads; Markdown, text, logs, a project directory) are generated per
+instance; the builder runs the script on them in the sandbox (twice, and on a variant) and hides
+its result as the expectation; the agent is told the goal and where results go, never the script
+or its options."""
 
 from __future__ import annotations
 
 import json
 import random
 import shlex
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from skillgym_builder.errors import UnsuitableSkillError
 from skillgym_builder.families import knobs as knob_rules
-from skillgym_builder.families import script_data
+from skillgym_builder.families import script_data, script_documents
 from skillgym_builder.families.base import Fit, SkillClaim, load_family_spec
 from skillgym_builder.families.common import requirements, rubric, source, verifier_files
 from skillgym_builder.families.evidence import SkillEvidence
 from skillgym_builder.families.render import RenderJob
 from skillgym_builder.families.script_cli import ScriptCall, ScriptUnusable, analyse
+from skillgym_builder.families.script_inputs import NOUN, SUFFIX
 from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import TemplateOutput
 
@@ -48,7 +52,7 @@ class SkillScriptFamily:
             return Fit(family=FAMILY_ID, fits=False, code=exc.code, reason=str(exc))
         # Running the skill's own tool is the most direct use a task can make of it: it outranks a subcategory fit.
         return Fit(family=FAMILY_ID, fits=True, code="skill_script", strength=3,
-                   reason=f"the skill ships {call.script}, run on a CSV file as its {call.origin} shows",
+                   reason=f"the skill ships {call.script}, run on {NOUN[call.input_kind]} as its {call.origin} shows",
                    evidence=[f"script:{call.script}", *(f"column:{c.name}:{c.kind}" for c in call.columns)])
 
     def instantiate(self, card: SkillCard, seed: int, knobs: dict[str, float]) -> TemplateOutput:
@@ -59,23 +63,25 @@ class SkillScriptFamily:
             raise UnsuitableSkillError(str(exc), family=FAMILY_ID, skip_reason=exc.code) from exc
         rng = random.Random(f"{FAMILY_ID}:{card.record.skill_id}:{seed}")
         count, noise = int(values["record_count"]), float(values["noise_level"])
-        inputs = []
+        snippets = script_documents.fenced_blocks(card.skill_md)
+        inputs: list[dict[str, Any]] = []
         for period in rng.sample(PERIODS, k=int(values["long_horizon"])):
             stem = f"{call.example_stem}_{period}"
-            inputs.append({"input": f"data/{stem}.csv", "output": f"out/{stem}{call.suffix}",
-                           "text": script_data.dataset(call.columns, rng, count, noise)})
-        variant = {**inputs[0], "text": script_data.dataset(call.columns, random.Random(f"{seed}:variant"), count, noise)}
-        workspace = {item["input"]: item["text"].encode() for item in inputs}
+            path = f"data/{stem}{SUFFIX[call.input_kind]}"
+            inputs.append({"input": path, "output": f"out/{stem}{call.suffix}",
+                           "files": material(call, path, rng, count, noise, snippets)})
+        variant = {**inputs[0], "files": material(call, inputs[0]["input"], random.Random(f"{seed}:variant"), count, noise, snippets)}
+        workspace = {rel: text.encode() for item in inputs for rel, text in item["files"].items()}
         protected = sorted(workspace)
         for index in range(int(values["distractor_files"])):
             item = inputs[index % len(inputs)]
-            stale = script_data.dataset(call.columns, rng, max(10, count // 4), noise)
-            workspace[f"data/archive/{Path(item['input']).stem}_v{index + 1}.csv"] = stale.encode()
+            stale = f"data/archive/{Path(item['input']).stem}_v{index + 1}{SUFFIX[call.input_kind]}"
+            workspace.update({rel: text.encode() for rel, text in material(call, stale, rng, max(10, count // 4), noise, snippets).items()})
         if values["distractor_files"]:
             workspace["data/archive/README.txt"] = ARCHIVE_NOTE.encode()
         job = RenderJob(
             script=source(FAMILY_ID, "probe.py"),
-            params={"files": _skill_files(card), "script": call.script, "argv": list(call.argv),
+            params={"files": _skill_files(card), "script": call.script, "argv": list(call.argv), "interpreter": call.interpreter,
                     "writes_file": call.writes_file, "inputs": inputs, "variant": variant, "timeout": 60},
             requirements=call.packages,
             produces=("probe.json", *(f"expected/{i}.out" for i in range(len(inputs)))),
@@ -87,7 +93,7 @@ class SkillScriptFamily:
         reqs, skipped = requirements(self.spec, card, call.packages)
         kind = "json" if call.output_kind == "json" else "text"
         return TemplateOutput(
-            instruction=_instruction(card, inputs, kind, bool(values["distractor_files"])),
+            instruction=_instruction(card, call, inputs, kind, bool(values["distractor_files"])),
             workspace=workspace,
             protected=protected,
             tests={},
@@ -95,13 +101,14 @@ class SkillScriptFamily:
             solve_script=_solution(card, call, inputs),
             alternative_scripts={"reformatted": _solution(card, call, inputs, reformat=kind)},
             blueprint=self.spec.blueprint,
-            params={"script": call.script, "origin": call.origin, "inputs": len(inputs), "records": count,
+            params={"script": call.script, "origin": call.origin, "input_kind": call.input_kind, "inputs": len(inputs), "records": count,
                     "columns": [c.name for c in call.columns]},
             requirements=reqs,
             equivalences={item["output"]: (["reformat_json"] if kind == "json" else ["trailing_whitespace", "whitespace"])
                           for item in inputs},
             metadata={"skill_claim": claim.model_dump(), "skill_dependencies_skipped": skipped,
-                      "skill_script": {"script": call.script, "output_kind": kind,
+                      "skill_script": {"script": call.script, "output_kind": kind, "input_kind": call.input_kind,
+                                       "text_alternative": _solution(card, call, inputs, reformat="text"),
                                        "outputs": [item["output"] for item in inputs]}},
             render_jobs=[job],
         )
@@ -116,19 +123,45 @@ class SkillScriptFamily:
             if not run["ok"]:
                 raise UnsuitableSkillError(f"the skill's script failed on a generated input (exit {run['exit']}): "
                                            f"{run['stderr'][-300:]}", **details, probe=probe)
-            if not run["deterministic"]:
+            if not run["deterministic"] and not run.get("same_but_order"):
                 raise UnsuitableSkillError("the skill's script gives different results on the same input", **details)
         if not probe["variant_differs"]:
             raise UnsuitableSkillError("the skill's script gives the same result for different inputs", **details)
         meta = output.metadata["skill_script"]
         results = [_result(path, meta["output_kind"], rendered[f"expected/{i}.out"]) for i, path in enumerate(meta["outputs"])]
-        names = ["produced", "structure", "values"] + (["order"] if any(_has_order(r) for r in results) else [])
+        # An order that follows how the files were laid down or how a file system lists a directory,
+        # not the data, is not the skill's to ask for.
+        stable = all(run["deterministic"] for run in probe["inputs"]) and meta["input_kind"] != "tree"
+        names = ["produced", "structure", "values"] + (["order"] if stable and any(_has_order(r) for r in results) else [])
         items = rubric(self.spec, names)
         expected = {"tolerance": TOLERANCE, "results": results, "items": names}
-        equivalences = output.equivalences if all(r["kind"] == "json" for r in results) else {
-            path: ["trailing_whitespace", "whitespace"] for path in meta["outputs"]}
+        text_only = not all(r["kind"] == "json" for r in results)
+        equivalences = {path: ["trailing_whitespace", "whitespace"] for path in meta["outputs"]} if text_only else output.equivalences
+        # A script that writes JSON only with an option the example does not pass gives text: so does the task.
+        instruction = output.instruction.replace("in its JSON output format", "in its text output format") if text_only else output.instruction
+        alternatives = {"reformatted": meta["text_alternative"]} if text_only else output.alternative_scripts
         return replace(output, tests=verifier_files(self.spec, expected, items), render_jobs=[], equivalences=equivalences,
+                       instruction=instruction, alternative_scripts=alternatives,
                        metadata={**output.metadata, "rubric": [i.model_dump() for i in items]})
+
+
+def material(call: ScriptCall, path: str, rng: random.Random, count: int, noise: float,
+             snippets: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
+    """The workspace files of one input at ``path`` (a directory, for a project snapshot); Markdown
+    inputs carry the skill's own code examples among their sections."""
+    kind = call.input_kind
+    if kind == "tree":
+        return {f"{path}/{rel}": text for rel, text in script_documents.tree(rng, count, noise, call.mentions).items()}
+    if kind in ("json", "yaml"):
+        write = script_data.json_text if kind == "json" else script_data.yaml_text
+        return {path: write(call.columns, rng, count, noise, call.container, call.document)}
+    if kind == "csv":
+        return {path: script_data.dataset(call.columns, rng, count, noise)}
+    if kind == "tsv":
+        return {path: script_data.tsv(call.columns, rng, count, noise)}
+    if kind == "markdown":
+        return {path: script_documents.markdown(rng, count, noise, snippets)}
+    return {path: (script_documents.log if kind == "log" else script_documents.text)(rng, count, noise)}
 
 
 def _skill_files(card: SkillCard) -> dict[str, str]:
@@ -173,13 +206,13 @@ def _has_order(result: dict[str, Any]) -> bool:
     return any(len({json.dumps(x, sort_keys=True) for x in items}) >= 2 for items in found)
 
 
-def _solution(card: SkillCard, call: ScriptCall, inputs: list[dict[str, str]], reformat: str | None = None) -> str:
+def _solution(card: SkillCard, call: ScriptCall, inputs: list[dict[str, Any]], reformat: str | None = None) -> str:
     """Like an agent: read the skill, look at the data, run the skill's script the way it says."""
     skill = f"/skills/{card.dir_name}"
     lines = ["#!/usr/bin/env bash", "# Reference solution: read the skill, look at the exports, run the skill's script.",
              "set -euo pipefail", "cd /app", f"sed -n '1,80p' {skill}/SKILL.md", "ls -R data", "mkdir -p out"]
     for item in inputs:
-        lines.append(f"head -n 3 {item['input']}")
+        lines.append(f"ls -R {item['input']}" if call.input_kind == "tree" else f"head -n 3 {item['input']}")
         target = item["output"] if reformat is None else f"/tmp/{Path(item['output']).name}"
         command = shlex.join(call.command(f"{skill}/{call.script}", item["input"], target))
         lines.append(command if call.writes_file else f"{command} > {shlex.quote(target)}")
@@ -191,14 +224,14 @@ def _solution(card: SkillCard, call: ScriptCall, inputs: list[dict[str, str]], r
     return "\n".join(lines) + "\n"
 
 
-def _instruction(card: SkillCard, inputs: list[dict[str, str]], kind: str, decoys: bool) -> str:
+def _instruction(card: SkillCard, call: ScriptCall, inputs: list[dict[str, Any]], kind: str, decoys: bool) -> str:
     listing = "\n".join(f"- `/app/{item['input']}` → `/app/{item['output']}`" for item in inputs)
-    archive = ("\nOnly the files listed are current; `/app/data/archive/` holds superseded exports.\n" if decoys else "")
+    archive = ("\nOnly the inputs listed are current; `/app/data/archive/` holds superseded copies.\n" if decoys else "")
     fmt = "JSON" if kind == "json" else "text"
-    return f"""# New exports for the {card.name} procedure
+    return f"""# New {NOUN[call.input_kind]} for the {card.name} procedure
 
-New CSV exports have arrived. The `{card.name}` skill in your skills directory is the team's standard
-way of turning such an export into its result. Produce that result for each file:
+New {NOUN[call.input_kind]} have arrived. The `{card.name}` skill in your skills directory is the team's
+standard way of turning each of them into its result. Produce that result for each one:
 
 {listing}
 {archive}

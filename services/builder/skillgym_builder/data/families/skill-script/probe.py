@@ -1,4 +1,4 @@
-"""Runs a skill's own script on generated CSV inputs (inside the build sandbox): twice per input
+"""Runs a skill's own script on generated inputs (inside the build sandbox): twice per input
 to see that its result is deterministic, and once on a variant to see that it depends on the
 input. Writes probe.json and each input's result under expected/; never fails itself, so the
 builder can say why a script is unusable."""
@@ -9,19 +9,38 @@ import subprocess
 import sys
 
 
-def run(params, root, tag, item):
+def canonical(data):
+    """The result with every list sorted: equal for two runs that differ only in order."""
+    def sort(value):
+        if isinstance(value, dict):
+            return {k: sort(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return sorted((sort(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+        return value
+    text = data.decode("utf-8", "replace")
+    try:
+        return json.dumps(sort(json.loads(text)), sort_keys=True)
+    except ValueError:
+        return "\n".join(sorted(" ".join(line.split()) for line in text.splitlines() if line.strip()))
+
+
+def run(params, root, tag, item, reverse=False):
     """The script on one input, laid out as in the task (``data/...`` in, ``out/...`` out, paths
     relative to the working directory) so its result is what the same command gives there."""
     folder = os.path.join(root, "runs", tag)
-    for rel in (item["input"], item["output"]):
+    os.makedirs(os.path.join(folder, os.path.dirname(item["output"])), exist_ok=True)
+    # The second run lays the files down in the other order: a result that follows directory
+    # listing order is told apart from one that follows the data.
+    for rel, text in sorted(item["files"].items(), reverse=reverse):
         os.makedirs(os.path.join(folder, os.path.dirname(rel)), exist_ok=True)
-    with open(os.path.join(folder, item["input"]), "w", encoding="utf-8", newline="") as handle:
-        handle.write(item["text"])
+        with open(os.path.join(folder, rel), "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
     target = os.path.join(folder, item["output"])
     script = os.path.join(root, "skill", params["script"])
     argv = [a.replace("{input}", item["input"]).replace("{output}", item["output"]) for a in params["argv"]]
     try:
-        done = subprocess.run([sys.executable, script, *argv], cwd=folder, capture_output=True,
+        interpreter = sys.executable if params.get("interpreter", "python3") == "python3" else "bash"
+        done = subprocess.run([interpreter, script, *argv], cwd=folder, capture_output=True,
                               timeout=params["timeout"], stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return {"ok": False, "exit": None, "stderr": f"timed out after {params['timeout']} s"}, b""
@@ -51,8 +70,9 @@ def main():
     first_result = None
     for index, item in enumerate(params["inputs"]):
         first, result = run(params, root, f"{index}-a", item)
-        second, again = run(params, root, f"{index}-b", item)
+        second, again = run(params, root, f"{index}-b", item, reverse=True)
         first["deterministic"] = first["ok"] and second["ok"] and result == again
+        first["same_but_order"] = first["ok"] and second["ok"] and canonical(result) == canonical(again)
         report["inputs"].append(first)
         with open(os.path.join(out, "expected", f"{index}.out"), "wb") as handle:
             handle.write(result)

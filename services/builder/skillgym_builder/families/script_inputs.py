@@ -1,0 +1,140 @@
+"""What kind of input a skill's script reads: told by the file its SKILL.md example passes, by the
+name and help of its positional argument, or by how its code reads the file (a CSV reader, a JSON
+or YAML loader, a walk over a directory, plain text). Reads text and syntax trees only."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import PurePosixPath
+from typing import Literal
+
+InputKind = Literal["csv", "tsv", "json", "yaml", "markdown", "text", "log", "tree"]
+# Kinds whose records carry fields the script reads by name.
+RECORD_KINDS = frozenset({"csv", "tsv", "json", "yaml"})
+SUFFIX: dict[str, str] = {"csv": ".csv", "tsv": ".tsv", "json": ".json", "yaml": ".yaml", "markdown": ".md",
+                          "text": ".txt", "log": ".log", "tree": ""}
+NOUN: dict[str, str] = {"csv": "CSV exports", "tsv": "tab-separated exports", "json": "JSON exports",
+                        "yaml": "YAML files", "markdown": "Markdown documents", "text": "text documents",
+                        "log": "log files", "tree": "project snapshots"}
+_EXTENSIONS: dict[str, InputKind] = {".csv": "csv", ".tsv": "tsv", ".json": "json", ".yaml": "yaml", ".yml": "yaml",
+                                     ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".log": "log"}
+_WORDS: tuple[tuple[re.Pattern[str], InputKind], ...] = (
+    (re.compile(r"\bcsv\b", re.I), "csv"),
+    (re.compile(r"\btsv\b|tab[- ]separated", re.I), "tsv"),
+    (re.compile(r"\bjson\b", re.I), "json"),
+    (re.compile(r"\bya?ml\b", re.I), "yaml"),
+    (re.compile(r"markdown|\.md\b|\bmd[_ ]?file", re.I), "markdown"),
+    (re.compile(r"\blogs?\b|log[_ ]?file", re.I), "log"),
+    (re.compile(r"\b(?:dir|directory|folder|project|repo|repository|codebase|root|src|source[_ ]?dir)\b", re.I), "tree"),
+)
+_TREE_CALLS = frozenset({"walk", "rglob", "iterdir", "listdir", "scandir", "glob"})
+_TEXT_CALLS = frozenset({"read", "read_text", "readlines", "readline"})
+_MARKDOWN_CODE = re.compile(r"\^#|#\{1,6\}|```|markdown", re.I)
+
+
+def kind_of_token(token: str) -> InputKind | None:
+    """The kind a command-line token names: by its file extension, else by the words of a placeholder."""
+    suffix = PurePosixPath(token.strip("<>[]{}\"'")).suffix.lower()
+    if suffix in _EXTENSIONS:
+        return _EXTENSIONS[suffix]
+    if suffix:
+        return None
+    return kind_from_words(re.sub(r"[_\-]", " ", token))
+
+
+def kind_from_words(text: str) -> InputKind | None:
+    for pattern, kind in _WORDS:
+        if pattern.search(text):
+            return kind
+    return None
+
+
+def kind_from_code(tree: ast.Module) -> InputKind | None:
+    """How the script reads: a CSV reader, a JSON or YAML loader, a directory walk, plain text."""
+    attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    if attrs & {"DictReader", "reader", "read_csv"}:
+        return "tsv" if _tab_delimited(tree) else "csv"
+    if "json" in names and attrs & {"load", "loads"}:
+        return "json"
+    if "yaml" in names and attrs & {"safe_load", "load", "safe_load_all"}:
+        return "yaml"
+    if attrs & _TREE_CALLS or names & {"walk", "listdir"}:
+        return "tree"
+    if attrs & _TEXT_CALLS or _iterates_open_file(tree):
+        source = ast.unparse(tree)
+        return "markdown" if _MARKDOWN_CODE.search(source) else "log" if re.search(r"\blog", source, re.I) else "text"
+    return None
+
+
+def _tab_delimited(tree: ast.Module) -> bool:
+    return any(isinstance(n, ast.keyword) and n.arg in ("delimiter", "sep") and isinstance(n.value, ast.Constant)
+               and n.value.value == "\t" for n in ast.walk(tree))
+
+
+def _iterates_open_file(tree: ast.Module) -> bool:
+    """``for line in open(path)`` or ``with open(path) as f: for line in f``."""
+    handles = {item.optional_vars.id for n in ast.walk(tree) if isinstance(n, ast.With) for item in n.items
+               if _is_open(item.context_expr) and isinstance(item.optional_vars, ast.Name)}
+    return any(isinstance(n, (ast.For, ast.comprehension))
+               and (_is_open(n.iter) or (isinstance(n.iter, ast.Name) and n.iter.id in handles)) for n in ast.walk(tree))
+
+
+def _is_open(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open"
+
+
+def record_container(tree: ast.Module) -> str | None:
+    """The key under which a loaded JSON or YAML document holds the records the script iterates
+    (``for r in data["items"]``, ``data.get("rows", [])``); None when it iterates the document itself."""
+    loaded = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+              and isinstance(n.value.func, ast.Attribute) and n.value.func.attr in ("load", "loads", "safe_load")
+              for t in n.targets if isinstance(t, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.comprehension)):
+            key = _key_of(node.iter, loaded)
+            if key:
+                return key
+    return None
+
+
+def _key_of(node: ast.AST, loaded: set[str]) -> str | None:
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in loaded
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+        return node.slice.value
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in loaded and node.args
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        return node.args[0].value
+    return None
+
+
+_MENTION = re.compile(r"^(?:\.(?:html?|md|js|jsx|ts|tsx|mjs|json|ya?ml|css|py)|package\.json|SKILL\.md|AGENTS\.md|Dockerfile)$")
+
+
+def mentions(source: str, tree: ast.Module | None = None) -> tuple[str, ...]:
+    """File suffixes and well-known file names the script looks for (``".html"``, ``"package.json"``):
+    string constants of its code, or quoted words of a shell script."""
+    if tree is not None:
+        found = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    else:
+        found = set(re.findall(r"[\w.*]+", source))
+        found |= {f".{m}" for m in re.findall(r"\*\.(\w+)", source)}
+    return tuple(sorted(m for m in found if _MENTION.match(m)))[:8]
+
+
+def document_keys(tree: ast.Module) -> dict[str, str]:
+    """Keys the script reads straight off a loaded JSON or YAML document, with the shape its default
+    tells (``doc.get("dependencies", {})`` is a mapping, ``doc.get("items", [])`` a list)."""
+    loaded = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+              and isinstance(n.value.func, ast.Attribute) and n.value.func.attr in ("load", "loads", "safe_load")
+              for t in n.targets if isinstance(t, ast.Name)}
+    keys: dict[str, str] = {}
+    for node in ast.walk(tree):
+        key = _key_of(node, loaded)
+        if key is None or key in keys:
+            continue
+        default = node.args[1] if isinstance(node, ast.Call) and len(node.args) > 1 else None
+        keys[key] = "mapping" if isinstance(default, ast.Dict) else "list" if isinstance(default, ast.List) else "value"
+    return keys
