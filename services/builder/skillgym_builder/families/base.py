@@ -1,12 +1,21 @@
-"""What a task family is: a data spec (``data/families/<id>/family.json``: category, the
-subcategories it serves, dependency sets, difficulty knobs, checker, limits) plus a small
-generator that turns a skill card, a seed and knob values into task files whose inputs carry
-planted, checkable properties."""
+"""What a task family is: a data spec (``family.json``: category, the subcategories it serves,
+dependency sets, difficulty knobs, checker, limits) plus a small generator that turns a skill
+card, a seed and knob values into task files whose inputs carry planted, checkable properties.
+
+A family's home is a folder holding its ``family.json``, its in-sandbox checker (``verify.py``),
+its solution sources and its example skill (``seed_skill/``): ``data/families/<id>/`` for the
+families shipped here, or the top folder of any installed package registered under the
+``skillgym.families`` entry-point group (``<id> = "<package>"``), so a user's own package adds
+families without touching this one (``skillgym families new`` scaffolds one)."""
 
 from __future__ import annotations
 
 import json
+import logging
+from functools import lru_cache
 from importlib import resources
+from importlib.resources.abc import Traversable
+from importlib.metadata import entry_points
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,6 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import TemplateOutput, TemplateSpec
 
+log = logging.getLogger(__name__)
+ENTRY_POINT_GROUP = "skillgym.families"
 KnobName = Literal["record_count", "noise_level", "distractor_files", "multi_step", "error_recovery", "long_horizon"]
 KNOB_NAMES: tuple[str, ...] = KnobName.__args__  # type: ignore[attr-defined]
 # Meaning-preserving transformations of an output file a fair verifier accepts, in the reviewer's
@@ -130,14 +141,47 @@ class RenderedFamily(Protocol):
         ...
 
 
+def _shipped() -> Traversable:
+    return resources.files("skillgym_builder").joinpath("data", "families")
+
+
+def _shipped_ids() -> list[str]:
+    return sorted(entry.name for entry in _shipped().iterdir() if entry.joinpath("family.json").is_file())
+
+
+@lru_cache(maxsize=1)
+def external_homes() -> dict[str, Traversable]:
+    """Families installed packages register under ``skillgym.families``: id -> the package's folder.
+    An entry that does not import, has no ``family.json`` or reuses a shipped id is left out, with a warning."""
+    shipped = set(_shipped_ids())
+    homes: dict[str, Traversable] = {}
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            home = resources.files(entry.value.partition(":")[0])
+        except (ImportError, TypeError, ValueError) as exc:
+            log.warning("family %s from %s does not import: %s", entry.name, entry.value, exc)
+            continue
+        if not home.joinpath("family.json").is_file():
+            log.warning("family %s: %s holds no family.json", entry.name, entry.value)
+        elif entry.name in shipped or entry.name == "common":
+            log.warning("family %s from %s is left out: a shipped family has that id", entry.name, entry.value)
+        else:
+            homes[entry.name] = home
+    return homes
+
+
+def family_home(family_id: str) -> Traversable:
+    """The folder of a family's spec, checker, solution sources and example skill."""
+    return external_homes().get(family_id) or _shipped().joinpath(family_id)
+
+
 def family_text(family_id: str, *parts: str) -> str:
-    return resources.files("skillgym_builder").joinpath("data", "families", family_id, *parts).read_text(encoding="utf-8")
+    return family_home(family_id).joinpath(*parts).read_text(encoding="utf-8")
 
 
 def family_ids() -> list[str]:
-    """Every family shipped under ``data/families/`` (a folder with a ``family.json``)."""
-    root = resources.files("skillgym_builder").joinpath("data", "families")
-    return sorted(entry.name for entry in root.iterdir() if entry.joinpath("family.json").is_file())
+    """Every family shipped under ``data/families/`` (a folder with a ``family.json``), then the installed ones."""
+    return [*_shipped_ids(), *sorted(external_homes())]
 
 
 def load_family_spec(family_id: str) -> FamilySpec:

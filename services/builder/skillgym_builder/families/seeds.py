@@ -1,20 +1,19 @@
-"""Each family's example skill (``data/families/<id>/seed_skill/``): the skill its seed task is
+"""Each family's example skill (``seed_skill/`` in its home folder): the skill its seed task is
 built for when an LLM builder adapts the family to a skill that no family fits."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 from skillgym_core.contracts.skill import SkillRecord
 from skillgym_core.ids import hash_tree
 
-from skillgym_builder.families.base import FamilySpec
+from skillgym_builder.families.base import FamilySpec, family_home
 from skillgym_builder.skillcard import SkillCard, card_from_folder
 
 
 def seed_skill_dir(family_id: str) -> Path:
-    return Path(str(resources.files("skillgym_builder").joinpath("data", "families", family_id, "seed_skill")))
+    return Path(str(family_home(family_id).joinpath("seed_skill")))
 
 
 def seed_card(spec: FamilySpec) -> SkillCard:
