@@ -14,8 +14,8 @@ import json
 import logging
 from functools import lru_cache
 from importlib import resources
-from importlib.resources.abc import Traversable
 from importlib.metadata import entry_points
+from importlib.resources.abc import Traversable
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
