@@ -181,20 +181,27 @@ def pipeline_report(corpus: Path, work: Path, env_cache: Path | None) -> dict[st
             "coverage": coverage(_usage_by_skill(Path(families["out_dir"])))}
 
 
+SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".mjs", ".ts")
+
+
 def coverage(skills: dict[str, dict[str, Any]]) -> dict[str, Any]:
     accepted = [s for s in skills.values() if s["accepted"]]
     strict = [s for s in accepted
               if any(t["validated"] and t["skill_usage"] in ("script", "library", "tool") for t in s["tasks"])]
     with_facts = [s for s in accepted if any(t["validated"] and t["skill_usage"] != "none" for t in s["tasks"])]
     validated = [s for s in accepted if any(t["validated"] for t in s["tasks"])]
+    scripted = [s for s in accepted if s.get("ships_script")]
+    scripted_strict = [s for s in strict if s.get("ships_script")]
 
     def share(group: list[dict[str, Any]]) -> float:
         return round(len(group) / len(accepted), 3) if accepted else 0.0
 
     return {"accepted": len(accepted), "with_validated_task": len(validated),
             "validated_using_script_or_library": len(strict), "share_script_or_library": share(strict),
+            "accepted_shipping_scripts": len(scripted), "scripted_validated_using_script_or_library": len(scripted_strict),
+            "share_of_scripted": round(len(scripted_strict) / len(scripted), 3) if scripted else None,
             "validated_using_script_library_or_facts": len(with_facts), "share_with_facts": share(with_facts),
-            "skills": {s["name"]: {k: s.get(k) for k in ("accepted", "subcategory", "skipped", "tasks")}
+            "skills": {s["name"]: {k: s.get(k) for k in ("accepted", "subcategory", "ships_script", "skipped", "tasks")}
                        for s in skills.values()}}
 
 
@@ -216,7 +223,8 @@ def corpus_coverage(corpus: Path, work: Path, env_cache: Path, *, validate: bool
     # a copy of a skill (the same id) that dedup refused must not hide the accepted original
     for record in sorted(result.records, key=lambda r: r.accepted):
         skills[record.skill_id] = {"name": record.name, "accepted": record.accepted,
-                                   "subcategory": record.subcategory, "tasks": []}
+                                   "subcategory": record.subcategory, "tasks": [],
+                                   "ships_script": any(f.path.endswith(SCRIPT_SUFFIXES) for f in record.files)}
     for payload in result.events:
         started = time.perf_counter()
         built = builder.handle(Envelope.wrap(payload, producer="bench", correlation_id="coverage"))
@@ -251,6 +259,7 @@ def main() -> None:
     parser.add_argument("--pipeline-only", action="store_true",
                         help="only the embedded pipeline runs (families and the text-template peer), kept next to the "
                              "per-family results already in the results file")
+    parser.add_argument("--out", type=Path, help="with --coverage-only: the results file (default: family_coverage.json)")
     parser.add_argument("--env-cache", type=Path,
                         help="reuse this environment cache (--coverage-only, --pipeline-only: a warm cache measures "
                              "the rate the pipeline sustains once each family's environment exists)")
@@ -259,7 +268,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="family-coverage-") as tmp:
             cache = args.env_cache or Path(tmp) / "env"
             report = {"corpus": str(args.corpus), "coverage": corpus_coverage(args.corpus, Path(tmp), cache)}
-        out = RESULTS.with_name("family_coverage.json")
+        out = args.out or RESULTS.with_name("family_coverage.json")
         out.write_text(json.dumps(report, indent=2, default=str) + "\n")
         print(json.dumps({k: v for k, v in report["coverage"].items() if k != "skills"}, indent=2))
         return

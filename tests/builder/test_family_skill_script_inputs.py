@@ -71,6 +71,13 @@ def test_the_input_kind_is_read_from_the_example_and_option_values_are_not_input
     assert call.argv == (INPUT, "--depth", "2", "--format", "json") and call.output_kind == "json"
 
 
+def test_an_output_option_that_names_a_format_is_not_a_file(tmp_path: Path) -> None:
+    skill_md = "---\nname: s\ndescription: d\n---\nRun `python3 scripts/check.py . --output markdown`.\n"
+    script = "import os, sys\nfor f, _, names in os.walk(sys.argv[1]):\n    print(f, len(names))\n"
+    call = analyse(card_for("s", None, folder=write_skill(tmp_path / "s", skill_md, {"scripts/check.py": script})))
+    assert call.argv == (INPUT, "--output", "markdown") and not call.writes_file and call.input_kind == "tree"
+
+
 def test_a_directory_argument_and_the_files_the_script_looks_for(tmp_path: Path) -> None:
     script = ("import argparse, os\np = argparse.ArgumentParser()\np.add_argument('site_dir', help='the site folder')\n"
               "for folder, _, names in os.walk(p.parse_args().site_dir):\n"

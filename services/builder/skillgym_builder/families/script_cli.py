@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from skillgym_builder.families.script_columns import Column, columns
+from skillgym_builder.families.script_columns import GENERIC, Column, columns, generic_table, option_columns
 from skillgym_builder.families.script_inputs import (
     RECORD_KINDS,
     InputKind,
@@ -40,6 +40,10 @@ INSTALLABLE = {
     "ruptures": "ruptures", "h5py": "h5py", "xlrd": "xlrd", "jinja2": "jinja2", "rich": "rich", "click": "click",
 }
 _OUTPUT_FLAGS = {"-o", "--output", "--out", "--output-file", "--outfile", "--output-path", "--dest"}
+# ``--output markdown`` picks a format, not a file
+_FORMATS = {"json", "markdown", "md", "text", "txt", "csv", "html", "yaml", "table", "plain", "summary", "console"}
+_INPUT_OPTION = re.compile(r"^--(?:input|in|file|path|dir|directory|folder|data|source|src|csv|tsv|json|ya?ml|markdown|md|"
+                           r"log|logs|project|repo|root)(?:[-_](?:file|path|dir))?$")
 _INPUT_FLAGS = {"-i", "--input", "--in", "--file", "--input-file", "--path", "--dir", "--source"}
 _PYTHON = re.compile(r"^(?:python3?|uv|python3\.\d+)$")
 _SHELL = re.compile(r"^(?:bash|sh|zsh)$")
@@ -159,7 +163,11 @@ def _call_for(card: SkillCard, path: Path, siblings: set[str]) -> ScriptCall:
     document = tuple(document_keys(tree).items()) if kind in ("json", "yaml") and container is None else ()
     fields: tuple[Column, ...] = ()
     if kind in RECORD_KINDS:
-        fields = tuple(c for c in columns(tree, card.skill_md) if c.name != container)
+        found = [c for c in columns(tree, card.skill_md) if c.name != container]
+        found += [c for c in option_columns(tree) if c.name not in {f.name for f in found}]
+        if kind in ("csv", "tsv") and not any(c.kind in ("int", "float") for c in found) and generic_table(tree):
+            found += [c for c in GENERIC if c.name not in {f.name for f in found}]
+        fields = tuple(found)
         if kind in ("csv", "tsv") and not any(c.kind in ("int", "float") for c in fields):
             raise ScriptUnusable("script_columns", f"no numeric column {rel} reads could be told from it or SKILL.md")
         if not fields:
@@ -256,7 +264,8 @@ def _substitute(tokens: list[str]) -> tuple[tuple[str, ...], str] | None:
     given = ""
     after_output_flag = False
     previous = ""
-    for token in tokens:
+    for index, token in enumerate(tokens):
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
         if token in (">", "|", "&&", ";", "2>"):
             if token != ">":
                 break
@@ -265,7 +274,7 @@ def _substitute(tokens: list[str]) -> tuple[tuple[str, ...], str] | None:
         if after_output_flag:
             argv.append(OUTPUT)
             after_output_flag = False
-        elif token in _OUTPUT_FLAGS:
+        elif token in _OUTPUT_FLAGS and following.lower() not in _FORMATS:
             argv.append(token)
             after_output_flag = True
         elif token.startswith("["):
@@ -289,33 +298,46 @@ def _substitute(tokens: list[str]) -> tuple[tuple[str, ...], str] | None:
 
 
 def _from_interface(tree: ast.Module, rel: str) -> Invocation:
-    """One positional argument (argparse with no other required option but an output file, or
-    ``sys.argv[1]``); the argument's name, metavar and help may tell the kind of file it takes."""
-    positional, required, words, output_flag = 0, 0, "", ""
+    """One input argument: a single positional (argparse, or ``sys.argv[1]``), or an input option
+    such as ``--input`` or ``--csv``, with no other required option but an output file; the
+    argument's name, metavar and help may tell the kind of file it takes."""
+    positional: list[str] = []
+    required: set[str] = set()
+    inputs: list[tuple[str, str]] = []  # (flag, words) of options that take the input
+    output_flag = ""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
-            flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-            options = {k.arg: k.value for k in node.keywords}
-            if flags and not flags[0].startswith("-"):
-                nargs = options.get("nargs")
-                if not (isinstance(nargs, ast.Constant) and nargs.value in ("?", "*")):
-                    positional += 1
-                    words = " ".join([flags[0], *(str(v.value) for k, v in options.items()
-                                                  if k in ("help", "metavar") and isinstance(v, ast.Constant))])
-            else:
-                flag = options.get("required")
-                if isinstance(flag, ast.Constant) and flag.value is True:
-                    required += 1
-                    output_flag = next((f for f in flags if f in _OUTPUT_FLAGS), output_flag)
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"):
+            continue
+        flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        options = {k.arg: k.value for k in node.keywords}
+        words = " ".join([*flags, *(str(v.value) for k, v in options.items()
+                                    if k in ("help", "metavar", "dest") and isinstance(v, ast.Constant))])
+        if flags and not flags[0].startswith("-"):
+            nargs = options.get("nargs")
+            if not (isinstance(nargs, ast.Constant) and nargs.value in ("?", "*")):
+                positional.append(words)
+            continue
+        flag = next((f for f in flags if f.startswith("--")), flags[0] if flags else "")
+        mandatory = options.get("required")
+        if isinstance(mandatory, ast.Constant) and mandatory.value is True:
+            required.add(flag)
+        if any(f in _OUTPUT_FLAGS for f in flags):
+            output_flag = flag
+        elif _INPUT_OPTION.match(flag) and options.get("action") is None:
+            inputs.append((flag, words))
     argv_indices = {n.slice.value for n in ast.walk(tree) if isinstance(n, ast.Subscript)
                     and isinstance(n.value, ast.Attribute) and n.value.attr == "argv"
                     and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int)}
-    kind = kind_from_words(words.replace("_", " ")) if words else None
-    if positional == 1 and required == 0:
-        return Invocation((INPUT,), "argparse", kind=kind)
-    if positional == 1 and required == 1 and output_flag:
-        return Invocation((INPUT, output_flag, OUTPUT), "argparse", kind=kind)
-    if positional == 0 and argv_indices == {1}:
+    writes = (output_flag, OUTPUT) if output_flag in required else ()
+    if len(positional) == 1 and required <= {output_flag}:
+        return Invocation((INPUT, *writes), "argparse", kind=_words_kind(positional[0]))
+    if not positional and len(inputs) == 1 and required <= {inputs[0][0], output_flag}:
+        return Invocation((inputs[0][0], INPUT, *writes), "argparse option", kind=_words_kind(inputs[0][1]))
+    if not positional and not inputs and argv_indices == {1}:
         return Invocation((INPUT,), "sys.argv")
     raise ScriptUnusable("script_invocation", f"how to run {rel} on one input is shown neither in SKILL.md "
-                                              "nor by a single positional argument")
+                                              "nor by a single input argument")
+
+
+def _words_kind(words: str) -> InputKind | None:
+    return kind_from_words(words.replace("_", " ").replace("-", " "))

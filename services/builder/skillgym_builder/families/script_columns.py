@@ -119,3 +119,33 @@ def kind_by_name(name: str) -> ColumnKind:
     if _FLOAT_NAMES.search(name):
         return "float"
     return "text"
+
+
+_COLUMN_OPTION = re.compile(r"^--(?:[\w-]*-)?(?:col|column|columns|metric|metrics|dimension|dimensions|field|value|target|"
+                            r"group|group-by|by|key|label|category|date|time|period)(?:-col|-column)?$")
+# Columns of a generic table for a script that takes whatever numeric columns a file has.
+GENERIC = (Column("id", "id"), Column("region", "text"), Column("category", "text"), Column("units", "int"),
+           Column("price", "float"), Column("score", "float"), Column("created_date", "date"))
+_GENERIC_CALLS = frozenset({"select_dtypes", "corr", "describe", "dtypes", "fieldnames", "isnull", "isna"})
+
+
+def option_columns(tree: ast.Module) -> tuple[Column, ...]:
+    """Columns a script is told by its options' defaults (``--metric`` defaulting to ``value``,
+    ``--dimension`` to ``["segment"]``): the names the generated table must have."""
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"):
+            continue
+        flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        default = next((k.value for k in node.keywords if k.arg == "default"), None)
+        if not any(_COLUMN_OPTION.match(f) for f in flags) or default is None:
+            continue
+        values = default.elts if isinstance(default, (ast.List, ast.Tuple)) else [default]
+        names += [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+                  and _COLUMN_NAME.match(v.value) and v.value not in names]
+    return tuple(Column(name, kind_by_name(name)) for name in names)
+
+
+def generic_table(tree: ast.Module) -> bool:
+    """Whether the script works on whatever columns a table has (numeric selection, correlations)."""
+    return any(isinstance(n, ast.Attribute) and n.attr in _GENERIC_CALLS for n in ast.walk(tree))

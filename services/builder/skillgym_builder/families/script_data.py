@@ -48,12 +48,20 @@ def rows(columns: tuple[Column, ...], rng: random.Random, count: int, noise: flo
         for pool in pools.values():
             pool.extend(rng.sample(NOISY, k=min(len(NOISY), 1 + int(noise * 10))))
     start = dt.date(2026, 1, 1) + dt.timedelta(days=rng.randint(0, 300))
+    # Real exports have related figures (an amount follows the units): some float columns follow
+    # the record's first number, so correlations and ratios have something to find.
+    numeric = [c.name for c in columns if c.kind in ("int", "float")]
+    links = {c.name: rng.uniform(0.5, 3.0) for c in columns if c.kind == "float" and numeric and c.name != numeric[0]
+             and rng.random() < 0.6}
     records: list[list[str]] = []
     for index in range(count):
         record = []
+        base = 0.0
         for column in columns:
             if column.kind == "int":
                 value = str(rng.randint(1, 60))
+            elif column.kind == "float" and column.name in links and base:
+                value = f"{base * links[column.name] * rng.uniform(0.9, 1.1):.2f}"
             elif column.kind == "float":
                 value = f"{rng.uniform(0.5, 480.0):.2f}"
             elif column.kind == "date":
@@ -62,6 +70,8 @@ def rows(columns: tuple[Column, ...], rng: random.Random, count: int, noise: flo
                 value = f"{column.name[:3].upper()}-{10000 + index * 7 + rng.randint(0, 6)}"
             else:
                 value = rng.choice(pools[column.name])
+            if column.kind in ("int", "float") and not base:
+                base = float(value)
             record.append(value)
         records.append(record)
     return records
