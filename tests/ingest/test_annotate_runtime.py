@@ -19,6 +19,8 @@ def runtime(tmp_path: Path, files: dict[str, str | bytes] | None = None, body: s
         ("scripts/get.sh", "curl -s https://data.example.net/file.csv -o a.csv\n", "download_command"),
         ("scripts/get.sh", "git clone https://github.com/a/b\n", "git_clone"),
         ("scripts/mail.py", "import smtplib\ns = smtplib.SMTP('mail.x.io')\n", "socket"),
+        ("scripts/feed.py", "import socket\nsocket.create_connection(('feed.x.io', 443))\n", "socket"),
+        ("scripts/raw.py", "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n", "socket"),
         ("scripts/call.py", "URL = 'https://api.weather.io/v2/now'\n", "api_endpoint"),
         ("scripts/ci.sh", "gh run view 42 --log-failed\n", "remote_cli"),
         ("scripts/up.sh", "aws s3 cp out.csv s3://bucket/out.csv\n", "remote_cli"),
@@ -29,6 +31,15 @@ def test_network_rules_in_scripts(tmp_path: Path, path: str, text: str, signal: 
     assert network.value["required"] is True
     assert signal in network.value["signals"]
     assert any(e.file == path and e.line for e in network.evidence)
+
+
+@pytest.mark.parametrize("text", [
+    "import socket\ns = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n",
+    "import socket\nwith socket.create_connection(('localhost', port), timeout=1):\n    pass\n",
+])
+def test_a_local_socket_is_no_network_need(tmp_path: Path, text: str) -> None:
+    """A Unix-domain socket (an office suite's helper) or a wait for a local server a test starts."""
+    assert "socket" not in runtime(tmp_path, {"scripts/local.py": text})["network"].value["signals"]
 
 
 def test_network_from_web_tools_and_exported_api_key(tmp_path: Path) -> None:

@@ -49,7 +49,9 @@ CODE_RULES = [
           "search the web", "internet", "network connection"], "instructions", human_docs=False),
     rule("runtime.network.api_endpoint", r"https?://(?:api\.|[\w.-]*\.googleapis\.com|hooks\.slack\.com|"
          r"[\w.-]*\.amazonaws\.com|graph\.microsoft\.com)[\w./-]*", ["http"], "scripts"),
-    rule("runtime.network.socket", r"\bsocket\.(?:create_connection|socket)\(|\bnew WebSocket\(|\bwebsockets?\.connect\(|"
+    # A Unix-domain socket or a connection to this machine (a local server a test starts) is no network need.
+    rule("runtime.network.socket", r"\bsocket\.create_connection\((?!\s*\(?\s*[\"'](?:localhost|127\.0\.0\.1|::1)[\"'])|"
+         r"\bsocket\.socket\((?!\s*(?:socket\.)?AF_UNIX)|\bnew WebSocket\(|\bwebsockets?\.connect\(|"
          r"\bsmtplib\.SMTP(?:_SSL)?\(", ["socket", "smtplib"], "scripts"),
     rule("runtime.network.remote_cli", r"\b(?:gh\s+(?:pr|run|api|auth|repo|issue|release|workflow)|"
          r"gcloud\s+[a-z]|aws\s+(?:s3|ec2|lambda|iam|sts|configure|cloudformation|ecr|eks)\b|"
