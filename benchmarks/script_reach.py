@@ -4,7 +4,7 @@ static gate, and the verdicts are counted by reason and input kind. With ``--bui
 N fitting skills also get their task built (the skill's script runs in the sandbox) and reviewed
 with every gate, and the outcomes are counted; without it no skill code runs.
 
-    python -m benchmarks.script_reach [--packages a,b,c] [--folders DIR] [--build N]
+    python -m benchmarks.script_reach [--packages a,b,c] [--folders DIR] [--build N] [--out FILE]
 """
 
 from __future__ import annotations
@@ -103,6 +103,7 @@ def main() -> None:
     parser.add_argument("--packages", default=",".join(PACKAGES))
     parser.add_argument("--folders", type=Path, help="skills already on disk (every SKILL.md under it) instead of packages")
     parser.add_argument("--build", type=int, default=0, help="build and review the tasks of this many fitting skills")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the results file (default: script_reach.json)")
     args = parser.parse_args()
     report: dict[str, Any] = {"packages": {}}
     with tempfile.TemporaryDirectory(prefix="script-reach-") as tmp:
@@ -130,7 +131,7 @@ def main() -> None:
             outcomes[entry["task"]["outcome"]] += 1
             print(f"[{index + 1}/{len(chosen)}] {entry['skill']}: {entry['task']['outcome']}", flush=True)
         report["total"]["built"] = {"skills": len(chosen), **dict(outcomes)}
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report["total"], indent=2))
 
 

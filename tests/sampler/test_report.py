@@ -16,6 +16,7 @@ from skillgym_core.store.local import LocalStore
 from skillgym_sampler.errors import SamplerError
 from skillgym_sampler.recorder import TrajectoryRecorder
 from skillgym_sampler.report import build_report
+from skillgym_sampler.report.render import charts, funnel_unit
 from skillgym_sampler.report.stats import quantile, top_share
 from skillgym_sampler.report.tokens import install_offline_encoding
 
@@ -81,8 +82,8 @@ def test_quantiles_and_concentration_match_their_definitions() -> None:
 def test_report_over_a_store(store: LocalStore, tmp_path: Path) -> None:
     out = tmp_path / "report"
     report = build_report(tmp_path, out)
-    assert (out / "report.html").read_text().count("<img") == 5
-    assert all((out / name).stat().st_size > 1000 for name in ("funnel.png", "token_composition.png"))
+    assert (out / "report.html").read_text().count("<img") == 7
+    assert all((out / name).stat().st_size > 1000 for name in ("funnel_tasks.png", "funnel_runs.png", "token_composition.png"))
     assert json.loads((out / "report.json").read_text())["funnel"] == report["funnel"]
 
     funnel = report["funnel"]
@@ -138,3 +139,17 @@ def test_offline_encoding_and_bad_sources(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(SamplerError) as info:
         build_report(tmp_path / "nowhere", tmp_path / "out")
     assert info.value.reason == "no_store"
+
+
+def test_every_chart_has_one_unit_and_rates_sit_on_a_fixed_axis(store: LocalStore, tmp_path: Path) -> None:
+    """The funnel is split by what it counts (skills, tasks, agent runs) and a pass rate of 0
+    everywhere still shows a 0-1 axis, not one around zero."""
+    report = build_report(tmp_path, tmp_path / "report")
+    report["per_category"] = {name: {**row, "pass_rate": 0.0} for name, row in report["per_category"].items()}
+    shown = {chart.name: chart for chart in charts(report)}
+    assert {"funnel_skills.png", "funnel_tasks.png", "funnel_runs.png"} <= set(shown)
+    assert shown["funnel_runs.png"].labels == ["attempts", "passed runs", "passed runs with explicit skill use"]
+    assert all(funnel_unit(label.replace(" ", "_")) == "tasks" for label in shown["funnel_tasks.png"].labels)
+    rate = shown["pass_rate_by_category.png"]
+    assert rate.unit == "rate" and rate.fixed_axis == (0.0, 1.0) and set(rate.values) == {0.0}
+    assert shown["tokens_median_by_configuration.png"].fixed_axis is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,61 @@ def _fmt(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else html.escape(str(value))
 
 
-def _bar(path: Path, labels: list[str], values: list[float], title: str, ylabel: str) -> str:
+@dataclass(frozen=True)
+class Chart:
+    """One plot: a single unit on its axis; rates on a fixed 0-1 axis; every bar labelled with its value."""
+
+    name: str
+    title: str
+    unit: str  # "skills", "tasks", "agent runs", "rate", "tokens", "share"
+    labels: list[str]
+    values: list[float]
+
+    @property
+    def fixed_axis(self) -> tuple[float, float] | None:
+        return (0.0, 1.0) if self.unit in ("rate", "share") else None
+
+
+def funnel_unit(key: str) -> str:
+    if key.startswith("skills"):
+        return "skills"
+    return "tasks" if key.startswith("tasks") else "agent runs"
+
+
+def charts(report: dict[str, Any]) -> list[Chart]:
+    """The report's bar charts: the funnel split by what it counts (skills, tasks, agent runs),
+    pass rates on a 0-1 axis, median tokens per configuration."""
+    funnel = report["funnel"]
+    out = []
+    for unit, file in (("skills", "funnel_skills"), ("tasks", "funnel_tasks"), ("agent runs", "funnel_runs")):
+        keys = [k for k in funnel if funnel_unit(k) == unit]
+        if keys:
+            out.append(Chart(f"{file}.png", f"Funnel: {unit}", unit, [k.replace("_", " ") for k in keys],
+                             [float(funnel[k]) for k in keys]))
+    per_category, per_config = report["per_category"], report["per_configuration"]
+    out.append(Chart("pass_rate_by_category.png", "Pass rate by category (share of attempts)", "rate",
+                     list(per_category), [float(r["pass_rate"] or 0) for r in per_category.values()]))
+    out.append(Chart("tokens_median_by_configuration.png", "Median o200k_base tokens per passed run", "tokens",
+                     list(per_config), [float(r["length"]["tokens"]["median"] or 0) for r in per_config.values()]))
+    return out
+
+
+def _bar(path: Path, chart: Chart) -> str:
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(labels) + 2), 3.6))
-    ax.bar(range(len(labels)), values, color="#4c72b0")
-    ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
-    ax.set_title(title)
-    ax.set_ylabel(ylabel)
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(chart.labels) + 2), 3.6))
+    bars = ax.bar(range(len(chart.labels)), chart.values, color="#4c72b0")
+    ax.bar_label(bars, labels=[f"{v:.2f}" if chart.fixed_axis else f"{v:,.0f}" for v in chart.values], fontsize=8)
+    ax.set_xticks(range(len(chart.labels)), chart.labels, rotation=30, ha="right", fontsize=8)
+    if chart.fixed_axis:
+        ax.set_ylim(*chart.fixed_axis)
+    else:
+        ax.set_ylim(0, max([*chart.values, 1.0]) * 1.15)
+    ax.set_title(chart.title)
+    ax.set_ylabel(chart.unit)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path / chart.name if path.is_dir() else path, dpi=100)
     plt.close(fig)
-    return path.name
+    return chart.name
 
 
 def _stacked(path: Path, groups: dict[str, dict[str, float | None]], keys: list[str], title: str) -> str:
@@ -47,10 +92,12 @@ def _stacked(path: Path, groups: dict[str, dict[str, float | None]], keys: list[
     bottom = [0.0] * len(names)
     for key in keys:
         values = [float(groups[name].get(key) or 0.0) for name in names]
-        ax.bar(range(len(names)), values, bottom=bottom, label=COMPONENT_LABELS.get(key, key))
+        bars = ax.bar(range(len(names)), values, bottom=bottom, label=COMPONENT_LABELS.get(key, key))
+        ax.bar_label(bars, labels=[f"{v:.2f}" if v >= 0.05 else "" for v in values], label_type="center", fontsize=7)
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
     ax.set_ylim(0, 1)
+    ax.set_ylabel("share")
     ax.set_title(title)
     ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
@@ -89,17 +136,11 @@ def render_html(report: dict[str, Any], out: Path) -> Path:
     per_config = report["per_configuration"]
     funnel = report["funnel"]
     images = [
-        _bar(out / "funnel.png", list(funnel), [float(v) for v in funnel.values()], "Funnel", "count"),
-        _bar(out / "pass_rate_by_category.png", list(report["per_category"]),
-             [float(r["pass_rate"] or 0) for r in report["per_category"].values()], "Pass rate by category",
-             "pass rate"),
+        *(_bar(out, chart) for chart in charts(report)),
         _stacked(out / "token_composition.png", {k: v["token_composition"] for k, v in per_config.items()},
                  ["reasoning", "tool_output", "tool_calls", "rest"], "Saved-text token composition (passed runs)"),
         _stacked(out / "message_tool_calls.png", {k: v["message_tool_call_share"] for k, v in per_config.items()},
                  ["0", "1", ">=2"], "Assistant messages with 0 / 1 / >=2 tool calls"),
-        _bar(out / "tokens_median_by_configuration.png", list(per_config),
-             [float(r["length"]["tokens"]["median"] or 0) for r in per_config.values()],
-             "Median o200k_base tokens per passed run", "tokens"),
     ]
     dependence = report["skill_dependence"]
     dep_columns: list[tuple[str, Any]] = [
