@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 # Test modules are shared out whole between this many processes, each with its own services.
 TEST_WORKERS ?= 2
 
-.PHONY: setup services services-deferred run test test-fast lint bench clean
+.PHONY: setup services services-deferred run test test-fast lint docs bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -39,6 +39,10 @@ test: setup services-deferred lint
 
 test-fast: setup
 	$(BIN)/python -m pytest -m "not slow and not integration and not e2e" $(PYTEST_ARGS)
+
+docs: setup
+	$(BIN)/python -m skillgym.docs_reference docs/reference
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 lint: setup
 	$(BIN)/ruff check .
