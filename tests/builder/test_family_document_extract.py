@@ -102,6 +102,22 @@ def test_without_a_date_convention_nothing_is_claimed(tmp_path: Path) -> None:
     assert "`YYYY-MM-DD`" in output.instruction
 
 
+@pytest.mark.parametrize(("imports", "formats"), [
+    ("from docx import Document\n", {"docx"}),
+    ("import pdfplumber\nfrom docx import Document\n", {"docx", "pdf"}),
+    ("import pdfplumber\n", {"pdf"}),
+])
+def test_an_instance_ships_the_files_the_skills_tool_handles(tmp_path: Path, imports: str, formats: set[str]) -> None:
+    """A Word skill gets Word files even at the easiest level (no mixing knob), a PDF skill PDFs."""
+    skill = tmp_path / "skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: office-docs\ndescription: Extract invoice fields and tables.\n---\n"
+                                    f"# Invoices\n\n```python\n{imports}```\n")
+    card = card_for("office-docs", "pdf-processing", folder=skill)
+    output = DocumentExtractFamily().instantiate(card, 0, {"long_horizon": 2, "multi_step": 0})
+    assert {d["format"] for d in output.render_jobs[0].params["documents"]} == formats
+
+
 def _shape(knobs: dict[str, float]) -> dict[str, Any]:
     output = DocumentExtractFamily().instantiate(card_for(FIXTURE, "pdf-processing"), 3, knobs)
     documents = output.render_jobs[0].params["documents"]

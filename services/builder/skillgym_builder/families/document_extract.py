@@ -15,6 +15,7 @@ from skillgym_builder.families.common import agent_solution, requirements, rubri
 from skillgym_builder.families.document_assets import ISO, KINDS, Kind, date_convention, document
 from skillgym_builder.families.evidence import SkillEvidence, assess
 from skillgym_builder.families.render import RenderJob
+from skillgym_builder.families.usage import skill_libraries
 from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import TemplateOutput
 
@@ -22,6 +23,22 @@ FAMILY_ID = "document-extract"
 FAILED_DOWNLOAD = (b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n"
                    b"<body><h1>Bad Gateway</h1><p>The document service did not answer in time.</p></body></html>\n")
 NAMES = {"invoice": "invoices", "statement": "account statements", "delivery": "delivery reports"}
+
+
+def document_formats(card: SkillCard) -> tuple[str, ...]:
+    """The file formats this skill's tool handles, in the order an instance favours them: a Word
+    skill (python-docx) gets Word files, a PDF skill PDFs, a skill about both gets both."""
+    libraries = skill_libraries(card)
+    word = "docx" in libraries
+    pdf = bool(libraries & {"pdfplumber", "pypdf", "PyPDF2", "fitz", "pdfminer", "reportlab", "camelot", "tabula"})
+    return ("docx", "pdf") if word and pdf else ("docx",) if word else ("pdf",)
+
+
+def _format(formats: tuple[str, ...], mixed: bool, index: int) -> str:
+    """Word skills get Word files even at the easiest level; others mix in Word files when ``mixed``."""
+    if formats[0] == "docx":
+        return formats[index % len(formats)]
+    return "docx" if mixed and index % 2 else "pdf"
 
 
 def _path(kind: Kind, rng: random.Random, taken: set[str], suffix: str) -> str:
@@ -49,18 +66,19 @@ class DocumentExtractFamily:
         out_format = str(fact.value) if claimed and fact is not None else ISO
         rows, noise = int(values["record_count"]), float(values["noise_level"])
         mixed = bool(values["multi_step"])
+        formats = document_formats(card)
         count = max(2, int(values["long_horizon"])) if mixed else int(values["long_horizon"])
         taken: set[str] = set()
         renders: list[dict[str, Any]] = []
         expected: dict[str, Any] = {}
         for index in range(count):
-            path = _path(kind, rng, taken, "docx" if mixed and index % 2 else "pdf")
+            path = _path(kind, rng, taken, _format(formats, mixed, index))
             params, want = document(kind, rng, path, rng.randint(rows * 4 // 5, rows), noise, out_format, None)
             renders.append(params)
             expected[path] = want
         skipped = []
         for index, stamp in enumerate(["VOID", "DRAFT"][: int(values["distractor_files"])]):
-            path = _path(kind, rng, taken, "docx" if mixed and index % 2 else "pdf")
+            path = _path(kind, rng, taken, _format(formats, mixed, index))
             params, _ = document(kind, rng, path, max(6, rows // 3), noise, out_format, stamp)
             renders.append(params)
             skipped.append(path)
