@@ -38,7 +38,7 @@ test: setup services-deferred lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test-fast: setup
-	$(BIN)/python -m pytest -m "not slow and not integration and not e2e" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow and not integration and not e2e" $(PYTEST_ARGS)
 
 docs: setup
 	$(BIN)/python -m skillgym.docs_reference docs/reference
