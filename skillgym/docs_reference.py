@@ -232,8 +232,11 @@ PAGES = {"commands.md": commands_page, "settings.md": settings_page, "families.m
 
 
 def main() -> None:
+    from skillgym.docs_report_example import write_example
+
     dest = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "reference"
     dest.mkdir(parents=True, exist_ok=True)
+    print(f"wrote {write_example(dest / 'report-example')}")
     for name, page in PAGES.items():
         (dest / name).write_text(page(), encoding="utf-8")
         print(f"wrote {dest / name}")

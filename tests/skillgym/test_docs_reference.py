@@ -81,3 +81,12 @@ def test_the_readme_fits_a_screen_and_links_into_the_docs() -> None:
     assert readme.startswith("# SkillGym\n\n```bash\nmake run")
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).is_file(), link
+
+
+def test_the_example_report_is_drawn_by_the_current_code(tmp_path: Path) -> None:
+    from skillgym.docs_report_example import write_example
+
+    page = write_example(tmp_path).read_text()
+    assert page.count("<img") == 7
+    assert {p.name for p in tmp_path.glob("*.png")} >= {"funnel_tasks.png", "funnel_runs.png", "pass_rate_by_category.png"}
+    assert json.loads((tmp_path / "report.json").read_text())["funnel"]["attempts"] == 48
