@@ -81,7 +81,8 @@ def commands_page() -> str:
 # -- settings ---------------------------------------------------------------------------------
 
 def settings_classes() -> list[Any]:
-    sys.path.insert(0, str(ROOT / "operator"))
+    if str(ROOT / "operator") not in sys.path:  # the operator is run from its folder, not installed
+        sys.path.insert(0, str(ROOT / "operator"))
     found = []
     for spec in SETTINGS:
         module, _, name = spec.partition(":")
@@ -214,8 +215,8 @@ def measured_page() -> str:
     for path in sorted(RESULTS.glob("*.json")):
         data = json.loads(path.read_text())
         module = ROOT / "benchmarks" / f"{path.stem}.py"
-        doc = (module.read_text().split('"""')[1].strip().splitlines()[0] if module.is_file() and '"""' in module.read_text()
-               else "")
+        source = module.read_text() if module.is_file() else ""
+        doc = source.split('"""')[1].strip().splitlines()[0] if '"""' in source else ""
         lines += [f"## {path.stem}", "", _cell(doc), "", f"Command: `python -m benchmarks.{path.stem}`"
                   if module.is_file() else f"Written by another benchmark (`{path.name}`).", ""]
         rows = list(_figures(data))[:40] if isinstance(data, dict) else []

@@ -115,6 +115,7 @@ def test_task_conforms_hides_the_script_and_fails_untouched(built: BuiltTask) ->
     assert check_task(built.task.root) == []
     instruction = built.task.instruction()
     assert "restock.py" not in instruction and "--cover" not in instruction and "1.5" not in instruction
+    assert "Restock list and stock value from an inventory CSV export." in instruction  # the goal, in its author's words
     assert built.extra("skill_usage")["kind"] == "script"
     assert built.extra("skill_usage")["scripts"] == ["scripts/restock.py"]
     expected = json.loads((built.task.tests / "expected.json").read_text())

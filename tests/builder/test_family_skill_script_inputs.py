@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from skillgym_builder.families import script_documents
 from skillgym_builder.families.script_cli import INPUT, ScriptUnusable, analyse
+from skillgym_builder.families.script_purpose import stated_goal
 from skillgym_builder.families.skill_script import SkillScriptFamily, material
 from skillgym_core.conformance import check_task
 from skillgym_core.envbuild import LocalVenvProvider
@@ -161,3 +162,48 @@ def test_an_order_that_follows_the_directory_listing_is_not_asked_for(tmp_path: 
     assert "order" not in expected["items"]
     ok, solved = built.solve()
     assert ok and built.verify(solved).passed
+
+
+WORDS_MD = "---\nname: word-counts\ndescription: d\n---\nCount words with `python3 scripts/words.py notes.md`.\n"
+WORDS_PY = '''\
+    """Count how often each word occurs in a document.
+
+    Usage: python3 words.py FILE [--format json]
+    """
+    import argparse, collections, json, re
+    p = argparse.ArgumentParser()
+    p.add_argument("document")
+    p.add_argument("--format", default="text")
+    a = p.parse_args()
+    counts = collections.Counter(re.findall(r"[a-z]+", open(a.document).read().lower()))
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:15]
+    print(json.dumps(dict(ranked)) if a.format == "json" else "\\n".join(f"{w} {n}" for w, n in ranked))
+'''
+
+
+@pytest.mark.parametrize(("text", "goal"), [
+    ("Summarise sales by region and month.\n\nUsage: python3 sales.py data.csv", "Summarise sales by region and month."),
+    ("Run sales_report.py on an export. Totals per region.", "Totals per region."),
+    ("Flags rows over budget. Pass --strict to fail on warnings.", "Flags rows over budget."),
+    ("A Python helper that ranks the command-line tools in a manifest.", "A Python helper that ranks the command-line tools in a manifest."),
+    ("usage: sales.py [-h] FILE", ""),
+])
+def test_the_goal_is_stated_in_the_authors_words_without_the_command(text: str, goal: str) -> None:
+    assert stated_goal(text, "scripts/sales_report.py" if "sales_report" in text else "scripts/sales.py") == goal
+
+
+def test_a_result_that_turns_out_to_be_text_is_asked_for_as_text_in_a_text_file(
+        tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    card = card_for("word-counts", None, folder=write_skill(tmp_path / "s", WORDS_MD, {"scripts/words.py": WORDS_PY}))
+    assert analyse(card).purpose == "Count how often each word occurs in a document."
+    built = build(SkillScriptFamily(), card, KNOBS, tmp_path / "b", env_provider, seed=1)
+    meta = built.extra("skill_script")
+    assert meta["output_kind"] == "text" and all(path.endswith(".txt") for path in meta["outputs"])
+    instruction = built.task.instruction()
+    assert "Count how often each word occurs in a document." in instruction and "words.py" not in instruction
+    assert "text output format" in instruction and ".json" not in instruction
+    assert "#!/usr/bin/env bash" not in (built.task.root / "task.toml").read_text()  # no solution in the metadata
+    ok, solved = built.solve()
+    assert ok and built.verify(solved).passed
+    ok, alternative = built.solve("alternatives/reformatted.sh")
+    assert ok and built.verify(alternative).passed

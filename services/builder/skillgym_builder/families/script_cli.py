@@ -19,13 +19,15 @@ from skillgym_builder.families.script_columns import GENERIC, Column, columns, g
 from skillgym_builder.families.script_inputs import (
     RECORD_KINDS,
     InputKind,
+    code_mentions,
     document_keys,
     kind_from_code,
     kind_from_words,
     kind_of_token,
-    mentions,
     record_container,
+    shell_mentions,
 )
+from skillgym_builder.families.script_purpose import python_purpose, shell_purpose
 from skillgym_builder.skillcard import SkillCard
 
 INPUT, OUTPUT = "{input}", "{output}"
@@ -83,6 +85,7 @@ class ScriptCall:
     container: str | None = None  # the key holding the records of a JSON or YAML input (None: a list)
     document: tuple[tuple[str, str], ...] = ()  # keys read off a JSON or YAML document itself, with their shape
     mentions: tuple[str, ...] = ()  # file suffixes and names the script looks for in a directory
+    purpose: str = ""  # what the script is for, in its author's words, without its name or options
 
     @property
     def suffix(self) -> str:
@@ -176,7 +179,7 @@ def _call_for(card: SkillCard, path: Path, siblings: set[str]) -> ScriptCall:
     output: Literal["json", "text"] = "json" if _writes_json(tree) and suffix in ("", ".json") else "text"
     return ScriptCall(rel, invocation.argv, invocation.origin, output, fields, packages,
                       invocation.stem or DEFAULT_STEM[kind], suffix, kind, "python3", container, document,
-                      mentions("", tree))
+                      code_mentions(tree), python_purpose(tree, rel))
 
 
 def _shell_call(card: SkillCard, path: Path, rel: str) -> ScriptCall:
@@ -186,8 +189,9 @@ def _shell_call(card: SkillCard, path: Path, rel: str) -> ScriptCall:
         raise ScriptUnusable("script_invocation", f"SKILL.md shows no command line that runs {rel} on one input")
     if shown.kind is None or shown.kind in RECORD_KINDS:
         raise ScriptUnusable("script_input_kind", f"the input {rel} is shown with is not a document, log or directory")
+    source = path.read_text(encoding="utf-8", errors="replace")
     return ScriptCall(rel, shown.argv, shown.origin, "text", (), (), shown.stem or DEFAULT_STEM[shown.kind],
-                      shown.suffix, shown.kind, "bash", mentions=mentions(path.read_text(encoding="utf-8", errors="replace")))
+                      shown.suffix, shown.kind, "bash", mentions=shell_mentions(source), purpose=shell_purpose(source, rel))
 
 
 def _optional_imports(tree: ast.Module) -> set[int]:

@@ -113,14 +113,18 @@ def _key_of(node: ast.AST, loaded: set[str]) -> str | None:
 _MENTION = re.compile(r"^(?:\.(?:html?|md|js|jsx|ts|tsx|mjs|json|ya?ml|css|py)|package\.json|SKILL\.md|AGENTS\.md|Dockerfile)$")
 
 
-def mentions(source: str, tree: ast.Module | None = None) -> tuple[str, ...]:
-    """File suffixes and well-known file names the script looks for (``".html"``, ``"package.json"``):
-    string constants of its code, or quoted words of a shell script."""
-    if tree is not None:
-        found = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-    else:
-        found = set(re.findall(r"[\w.*]+", source))
-        found |= {f".{m}" for m in re.findall(r"\*\.(\w+)", source)}
+def code_mentions(tree: ast.Module) -> tuple[str, ...]:
+    """File suffixes and well-known file names a Python script looks for (``".html"``,
+    ``"package.json"``), from the string constants of its code."""
+    return _mentioned({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)})
+
+
+def shell_mentions(source: str) -> tuple[str, ...]:
+    """The same for a shell script, from its words and ``*.suffix`` globs."""
+    return _mentioned(set(re.findall(r"[\w.*]+", source)) | {f".{m}" for m in re.findall(r"\*\.(\w+)", source)})
+
+
+def _mentioned(found: set[str]) -> tuple[str, ...]:
     return tuple(sorted(m for m in found if _MENTION.match(m)))[:8]
 
 

@@ -108,7 +108,7 @@ class SkillScriptFamily:
                           for item in inputs},
             metadata={"skill_claim": claim.model_dump(), "skill_dependencies_skipped": skipped,
                       "skill_script": {"script": call.script, "output_kind": kind, "input_kind": call.input_kind,
-                                       "text_alternative": _solution(card, call, inputs, reformat="text"),
+                                       "inputs": [{"input": i["input"], "output": i["output"]} for i in inputs],
                                        "outputs": [item["output"] for item in inputs]}},
             render_jobs=[job],
         )
@@ -129,21 +129,40 @@ class SkillScriptFamily:
             raise UnsuitableSkillError("the skill's script gives the same result for different inputs", **details)
         meta = output.metadata["skill_script"]
         results = [_result(path, meta["output_kind"], rendered[f"expected/{i}.out"]) for i, path in enumerate(meta["outputs"])]
+        if all(r["kind"] == "json" for r in results):
+            output = replace(output, metadata={**output.metadata, "skill_script": {**meta, "output_kind": "json"}})
+        else:
+            # A script that writes JSON only with an option the example does not pass gives text: so does the task.
+            output = _as_text(card, output)
+            meta = output.metadata["skill_script"]
+            results = [{**r, "path": path} for r, path in zip(results, meta["outputs"], strict=True)]
         # An order that follows how the files were laid down or how a file system lists a directory,
         # not the data, is not the skill's to ask for.
         stable = all(run["deterministic"] for run in probe["inputs"]) and meta["input_kind"] != "tree"
         names = ["produced", "structure", "values"] + (["order"] if stable and any(_has_order(r) for r in results) else [])
         items = rubric(self.spec, names)
         expected = {"tolerance": TOLERANCE, "results": results, "items": names}
-        text_only = not all(r["kind"] == "json" for r in results)
-        equivalences = {path: ["trailing_whitespace", "whitespace"] for path in meta["outputs"]} if text_only else output.equivalences
-        # A script that writes JSON only with an option the example does not pass gives text: so does the task.
-        instruction = output.instruction.replace("in its JSON output format", "in its text output format") if text_only else output.instruction
-        alternatives = {"reformatted": meta["text_alternative"]} if text_only else output.alternative_scripts
-        return replace(output, tests=verifier_files(self.spec, expected, items), render_jobs=[], equivalences=equivalences,
-                       instruction=instruction, alternative_scripts=alternatives,
+        return replace(output, tests=verifier_files(self.spec, expected, items), render_jobs=[],
                        metadata={**output.metadata, "rubric": [i.model_dump() for i in items]})
 
+
+def _as_text(card: SkillCard, output: TemplateOutput) -> TemplateOutput:
+    """The task rewritten for a script whose result turned out to be text: the instruction says
+    so, the reformatted alternative pads lines instead of re-indenting JSON, and a result the
+    script prints (its name is the task's to choose) ends in ``.txt`` rather than ``.json``."""
+    call = analyse(card)
+    meta = output.metadata["skill_script"]
+    inputs = [dict(item) for item in meta["inputs"]]
+    if not call.writes_file and not call.output_suffix:
+        for item in inputs:
+            item["output"] = str(Path(item["output"]).with_suffix(".txt"))
+    decoys = ARCHIVE_NOTE.encode() in output.workspace.values()
+    return replace(
+        output, instruction=_instruction(card, call, inputs, "text", decoys), solve_script=_solution(card, call, inputs),
+        alternative_scripts={"reformatted": _solution(card, call, inputs, reformat="text")},
+        equivalences={item["output"]: ["trailing_whitespace", "whitespace"] for item in inputs},
+        metadata={**output.metadata, "skill_script": {**meta, "output_kind": "text", "inputs": inputs,
+                                                       "outputs": [item["output"] for item in inputs]}})
 
 def material(call: ScriptCall, path: str, rng: random.Random, count: int, noise: float,
              snippets: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
@@ -228,11 +247,12 @@ def _instruction(card: SkillCard, call: ScriptCall, inputs: list[dict[str, Any]]
     listing = "\n".join(f"- `/app/{item['input']}` → `/app/{item['output']}`" for item in inputs)
     archive = ("\nOnly the inputs listed are current; `/app/data/archive/` holds superseded copies.\n" if decoys else "")
     fmt = "JSON" if kind == "json" else "text"
+    goal = f"\nWhat that result is, in the words of the skill's own tool: \"{call.purpose}\"\n" if call.purpose else ""
     return f"""# New {NOUN[call.input_kind]} for the {card.name} procedure
 
 New {NOUN[call.input_kind]} have arrived. The `{card.name}` skill in your skills directory is the team's
 standard way of turning each of them into its result. Produce that result for each one:
-
+{goal}
 {listing}
 {archive}
 Each result must be exactly what the skill's procedure gives for that file, with its conventions and
