@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -432,24 +432,20 @@ class TaskRunner:
         except ContractError as exc:
             return VerifierOutcome.failed("verifier_eval_spec_invalid", detail=str(exc))
         try:
-            extra_mounts, verifier_env = self.environment_extras(
-                task, {**config.env_for("verifier"), **VERIFIER_ENV, **(extra_env or {})})
+            extra_mounts, verifier_env = self.environment_extras(task, self.verifier_env(config, extra_env))
         except EnvironmentBuildError as exc:
             not_built = environment_failure(exc)
             return VerifierOutcome.failed("environment_error", not_built, detail=not_built.stderr)
         tampered = self.tampered_inputs(task, workspace)
-        rubric: RubricScore | None = None
         scratch_parent = owned_dir(Path(tempfile.gettempdir()), "skillgym-verify-", mode=0o711)
         scratch = Path(tempfile.mkdtemp(prefix="verify-", dir=scratch_parent))
         try:
-            self._volume(scratch, self.storage_mb(task) + VERIFIER_SCRATCH_EXTRA_MB)
+            self.mount_scratch(scratch, self.storage_mb(task) + VERIFIER_SCRATCH_EXTRA_MB)
             trusted = scratch / "app"
             try:
-                copied = self._copy_report(workspace, trusted, max_bytes=self.storage_mb(task) * 1024 * 1024,
-                                           inside=workdir)
+                copied = self.copy_for_verifier(workspace, trusted, self.storage_mb(task), inside=workdir)
             except WorkspaceError as exc:
                 return VerifierOutcome.failed(exc.reason, tampered=tampered, detail=str(exc))
-            skipped, dropped = copied.skipped, copied.dropped
             logs = scratch / "logs"
             (logs / "verifier").mkdir(parents=True)
             if (owner := self._owner()) is not None:
@@ -469,13 +465,42 @@ class TaskRunner:
             )
             # the sandbox returns only once every process of the run is gone: nothing still writes
             reading = read_verdict(logs / "verifier")
-            if spec is not None and reading.reward is not None and result.outcome is Outcome.OK and not tampered:
-                # judged while the trusted copy still exists; the judge only reads its files
-                rubric = self._score_rubric(task, spec, reading.rewards, trusted)
+            # judged while the trusted copy still exists; the judge only reads its files
+            outcome = self.judged_outcome(task, result, reading, trusted, tampered, copied.skipped, copied.dropped,
+                                          spec=spec)
             if keep_logs is not None:
                 self._keep(logs / "verifier", keep_logs)
         finally:
             discard_tree(scratch)
+        return outcome
+
+    def verify_many(self, task: TaskDir, workspaces: Sequence[Path], *, timeout_s: float | None = None) -> list[VerifierOutcome]:
+        """:meth:`verify` of each workspace, in order, judged in one sandbox run where the task's
+        verifier is the built-in runner (see :mod:`skillgym_core.bulkverify`). For workspaces
+        whose outputs are data the caller made, never for ones an agent's code ran in."""
+        from skillgym_core.bulkverify import verify_batch
+
+        return verify_batch(self, task, workspaces, timeout_s)
+
+    def verifier_env(self, config: TaskConfig, extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
+        return {**config.env_for("verifier"), **VERIFIER_ENV, **(extra_env or {})}
+
+    def mount_scratch(self, directory: Path, size_mb: int) -> None:
+        self._volume(directory, size_mb)
+
+    def copy_for_verifier(self, workspace: Path, target: Path, storage_mb: int, *, inside: str = AGENT_WORKDIR) -> CopyReport:
+        """The trusted copy of a workspace the verifier judges (raises :class:`WorkspaceError`)."""
+        return self._copy_report(workspace, target, max_bytes=storage_mb * 1024 * 1024, inside=inside)
+
+    def judged_outcome(
+        self, task: TaskDir, result: SandboxResult, reading: RewardReading, trusted: Path, tampered: list[str],
+        skipped: list[str], dropped: list[dict[str, str]], *, spec: EvalSpec | None = None,
+    ) -> VerifierOutcome:
+        """A verifier run's outcome from its sandbox result and the verdict files it left;
+        ``trusted`` (the copy it judged) must still exist when a rubric judges it."""
+        rubric: RubricScore | None = None
+        if spec is not None and reading.reward is not None and result.outcome is Outcome.OK and not tampered:
+            rubric = self._score_rubric(task, spec, reading.rewards, trusted)
         return self._outcome(result, reading, rubric, tampered, skipped, dropped)
 
     def _outcome(

@@ -17,7 +17,7 @@ from skillgym_reviewer.gates.mutation.structured import filled_empty_lists
 
 from tests.reviewer.weaken import composite_checks
 
-RUNNER = Path(__file__).resolve().parents[2] / "services/builder/skillgym_builder/data/verifier/checks.py"
+RUNNER = Path(__file__).resolve().parents[2] / "shared/skillgym_core/data/verifier/checks.py"
 
 
 def _verdict(tmp_path: Path, body: str) -> dict[str, float]:

@@ -12,7 +12,7 @@ from skillgym_core.taskrun import TaskRunner, VerifierOutcome
 
 from tests.validator.tasks import make_task
 
-CHECKS_PY = Path(__file__).resolve().parents[2] / "services/builder/skillgym_builder/data/verifier/checks.py"
+CHECKS_PY = Path(__file__).resolve().parents[2] / "shared/skillgym_core/data/verifier/checks.py"
 FORGED_KEY = "forged"
 LOGS = "/logs/verifier"
 _FORGE_SH = (f"echo 1 > {LOGS}/reward.txt; "

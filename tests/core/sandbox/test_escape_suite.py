@@ -416,7 +416,7 @@ def test_mounts_under_root_only_directories_are_reached(sandbox: LocalSandbox, t
     assert result.ok and result.stdout == "42\n", result
 
 
-CHECKS_PY = Path(__file__).resolve().parents[3] / "services/builder/skillgym_builder/data/verifier/checks.py"
+CHECKS_PY = Path(__file__).resolve().parents[3] / "shared/skillgym_core/data/verifier/checks.py"
 GRADER = """import sys
 sys.path.insert(0, "/tests")
 from checks import git, run, run_untrusted

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillgym_builder.templates.base import data_text
+from skillgym_core.builtin_verifier import runner_text
 from skillgym_core.contracts.task import (
     EnvironmentSection,
     ProtectedInput,
@@ -24,8 +24,8 @@ from skillgym_core.contracts.task import (
     TimeoutSection,
 )
 
-BUILDER_TEST_SH = data_text("verifier", "test.sh")
-RUBRIC_RUNNER = data_text("verifier", "checks.py")
+BUILDER_TEST_SH = runner_text("test.sh")
+RUBRIC_RUNNER = runner_text("checks.py")
 DOCKERFILE = "FROM python:3.11-slim\nWORKDIR /app\nCOPY workspace/ /app/\nCOPY skills/ /skills/\n"
 
 VERIFY_HEADER = '''"""Verifier for the {slug} task."""

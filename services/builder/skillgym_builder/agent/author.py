@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from skillgym_core.builtin_verifier import runner_text
 from skillgym_core.llm import LLMClient
 from skillgym_core.sandbox.base import Sandbox
 
@@ -19,7 +20,7 @@ from skillgym_builder.agent.prompts import SYSTEM, brief
 from skillgym_builder.blueprint import Blueprint
 from skillgym_builder.errors import BuildError, UnsuitableSkillError
 from skillgym_builder.skillcard import SkillCard
-from skillgym_builder.templates.base import TemplateOutput, TemplateSpec, data_text
+from skillgym_builder.templates.base import TemplateOutput, TemplateSpec
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ class LLMTaskAuthor:
             draft.seed_from(previous)
         elif seed is not None and seed.for_this_skill:
             draft.seed_from(seed.root)
-        draft.write("tests/checks.py", data_text("verifier", "checks.py"))
+        draft.write("tests/checks.py", runner_text("checks.py"))
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": brief(card, spec, blueprint, patterns, seed=seed, feedback=feedback,

@@ -13,11 +13,12 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from skillgym_core.builtin_verifier import runner_text
 
 from skillgym_builder.families.base import FamilySpec, family_text
 from skillgym_builder.families.evidence import SkillEvidence
 from skillgym_builder.skillcard import SkillCard
-from skillgym_builder.templates.base import RubricItem, data_text
+from skillgym_builder.templates.base import RubricItem
 
 SCRIPT_DIR = "/tmp/work"
 
@@ -38,8 +39,8 @@ def verifier_files(
 ) -> dict[str, bytes]:
     """tests/: the shared runner and entry point, the family's checks, hidden expectations."""
     return {
-        "test.sh": data_text("verifier", "test.sh").encode(),
-        "checks.py": data_text("verifier", "checks.py").encode(),
+        "test.sh": runner_text("test.sh").encode(),
+        "checks.py": runner_text("checks.py").encode(),
         "verify.py": family_text(spec.id, "verify.py").encode(),
         "expected.json": (json.dumps(expected, indent=2, sort_keys=True) + "\n").encode(),
         "rubric.json": (json.dumps([item.model_dump() for item in items], indent=2) + "\n").encode(),

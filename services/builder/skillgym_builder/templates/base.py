@@ -10,6 +10,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
+from skillgym_core.builtin_verifier import runner_text
 from skillgym_core.contracts.task import Profile
 
 from skillgym_builder.blueprint import Blueprint
@@ -102,8 +103,8 @@ def verifier_files(template_id: str, expected: dict[str, Any], rubric: list[Rubr
     """The trusted verifier: the shared runner, the template's checks and its hidden expectations."""
     rubric_data = [item.model_dump() for item in rubric]
     return {
-        "test.sh": data_text("verifier", "test.sh").encode(),
-        "checks.py": data_text("verifier", "checks.py").encode(),
+        "test.sh": runner_text("test.sh").encode(),
+        "checks.py": runner_text("checks.py").encode(),
         "verify.py": data_text("templates", template_id, "verify.py").encode(),
         "expected.json": json.dumps(expected, indent=2, sort_keys=True).encode(),
         "rubric.json": json.dumps(rubric_data, indent=2).encode(),

@@ -5,9 +5,10 @@ re-formattings of the reference answers must pass."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ MAX_PROBE_FILES = 6
 # garbling it changes nothing a fair verifier looks at
 CLOSING_TAG = re.compile(r"^\s*(?:</[A-Za-z][\w:.-]*\s*>\s*)+$")
 FORGED_BY_CODE = "forged-by-code"
+# bulk verifier runs side by side: one per core keeps the cores busy without more start-ups
+BULK_BATCHES = max(1, min(4, os.cpu_count() or 1))
 COPY_MAX_BYTES, COPY_MAX_FILES = 256 * 1024 * 1024, 20000
 Edit = Callable[[Path], None]
 
@@ -193,6 +196,31 @@ class Prober:
         finally:
             remove_tree(workspace)
 
+    def verify_all(self, probes: Sequence[Probe]) -> list[VerifierOutcome]:
+        """:meth:`verify` of each probe, in order. Probes whose files are data (every probe but
+        the planted code of ``forging_probes``) are judged in bulk, a batch per core; a planted
+        payload the verifier ran would share its run with the others, so each of those runs alone."""
+        bulk = [i for i, probe in enumerate(probes) if not probe.name.startswith(FORGED_BY_CODE)]
+        alone = [i for i in range(len(probes)) if i not in set(bulk)]
+        batches = [bulk[k::BULK_BATCHES] for k in range(BULK_BATCHES) if bulk[k::BULK_BATCHES]]
+        outcomes: dict[int, VerifierOutcome] = {}
+        for batch, judged in zip(batches, parallel_map(lambda b: self._verify_batch([probes[i] for i in b]), batches,
+                                                       self.workers), strict=True):
+            outcomes.update(zip(batch, judged, strict=True))
+        outcomes.update(zip(alone, parallel_map(self.verify, [probes[i] for i in alone], self.workers), strict=True))
+        return [outcomes[i] for i in range(len(probes))]
+
+    def _verify_batch(self, probes: Sequence[Probe]) -> list[VerifierOutcome]:
+        workspaces: list[Path] = []
+        try:
+            for probe in probes:
+                workspaces.append(self._copy(probe.start))
+                probe.edit(workspaces[-1])
+            return self.runner.verify_many(self.task, workspaces)
+        finally:
+            for workspace in workspaces:
+                remove_tree(workspace)
+
     def declared_outputs(self) -> dict[str, bytes]:
         """Answer files the instruction names (auxiliary files the solution left are not judged)."""
         outputs = self.evidence.outputs()
@@ -292,7 +320,7 @@ def lax_gate(prober: Prober) -> GateResult:
     passed_wrong, crashes = [], []
     probes = prober.lax_probes() + prober.tamper_probes()
     tampered = prober.tampered_inputs()
-    outcomes = parallel_map(prober.verify, probes, prober.workers)
+    outcomes = prober.verify_all(probes)
     resolved = parallel_map(lambda item: prober.resolve_on_tampered(*item), list(tampered.items()), prober.workers)
     for probe, outcome in zip(probes, outcomes, strict=True):
         if probe.name.startswith(FORGED_BY_CODE):
@@ -321,7 +349,7 @@ def lax_gate(prober: Prober) -> GateResult:
 def strict_gate(prober: Prober) -> GateResult:
     probes = prober.strict_probes()
     alternatives = sorted((prober.task.solution / "alternatives").glob("*.sh")) if prober.task.solution.is_dir() else []
-    outcomes = parallel_map(prober.verify, probes, prober.workers)
+    outcomes = prober.verify_all(probes)
     rejected = [f"verifier rejects an equivalent answer: {probe.name}"
                 for probe, outcome in zip(probes, outcomes, strict=True) if not outcome.passed]
     rejected += [reason for ok, reason in parallel_map(prober.run_alternative, alternatives, prober.workers) if not ok]

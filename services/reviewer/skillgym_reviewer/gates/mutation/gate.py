@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from skillgym_core.contracts.task import TaskDir
-from skillgym_core.taskrun import TaskRunner
+from skillgym_core.taskrun import TaskRunner, VerifierOutcome
 
 from skillgym_reviewer.gates.mutation.borrowed import borrowed_text_mutants, prose_lines, text_sources
 from skillgym_reviewer.gates.mutation.equivalence import EquivalenceError, Equivalences
@@ -59,11 +59,12 @@ def judged_outputs(prober: Prober) -> dict[str, bytes]:
 
 
 def rewrite_trial(prober: Prober, name: str, rel: str, data: bytes) -> Trial:
-    def trial() -> TrialResult:
-        outcome = prober.verify(Probe(name, set_file(rel, data)))
+    probe = Probe(name, set_file(rel, data))
+
+    def finish(outcome: VerifierOutcome) -> TrialResult:
         return TrialResult(name, "equivalent_rewrite", "survived" if outcome.passed else "killed", outcome.reward)
 
-    return Trial(name, "equivalent_rewrite", trial)
+    return Trial(name, "equivalent_rewrite", lambda: finish(prober.verify(probe)), probe, finish)
 
 
 def all_items_failed(ctx: TrialContext, results: Sequence[TrialResult]) -> bool:
@@ -147,7 +148,7 @@ class MutationGates:
             notes += [note] if note else []
         rewrites = [rewrite_trial(prober, name, rel, data)
                     for rel, ref in reference.items() for name, data in equivalences.rewrites(rel, ref)]
-        done = run_trials([*trials, *rewrites], prober.workers)
+        done = run_trials([*trials, *rewrites], prober.workers, prober)
         results, rewritten = declared + done[: len(trials)], done[len(trials) :]
         by_name = {m.name: m for m in mutants}
         # the workspace and the skills are read again only for a task with an item not yet failed
@@ -157,13 +158,13 @@ class MutationGates:
             editable = editable_named_files(ctx, initial, protected)
             sources = text_sources(task.skills, {rel: data for rel, data in initial.items() if rel not in reference})
             for group in second_look(ctx, by_name, editable, sources, self.settings.mutation_seed):
-                results += run_trials([output_trial(ctx, m) for m in group], prober.workers)
+                results += run_trials([output_trial(ctx, m) for m in group], prober.workers, prober)
                 by_name.update((m.name, m) for m in group)
                 if all_items_failed(ctx, results):
                     break
         if self.settings.mutation_near_misses and case_asked(prober.instruction):
             cased = [m for m in case_mutants(reference, self.settings.mutation_seed) if not equivalences.covering(m)]
-            results += run_trials([output_trial(ctx, m) for m in cased], prober.workers)
+            results += run_trials([output_trial(ctx, m) for m in cased], prober.workers, prober)
             by_name.update((m.name, m) for m in cased)
         open_answers = OpenAnswers.between(reference, alternatives() if alternatives else [])
         excuse_open_answers(results, by_name, open_answers)

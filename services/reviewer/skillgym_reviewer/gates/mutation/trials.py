@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillgym_core.contracts.task import TaskDir
-from skillgym_core.taskrun import TaskRunner
+from skillgym_core.taskrun import TaskRunner, VerifierOutcome
 
 from skillgym_reviewer.gates.mutation.generate import file_kind, file_mutants
 from skillgym_reviewer.gates.mutation.model import Mutant, TrialKind, TrialResult
@@ -27,6 +27,10 @@ class Trial:
     name: str
     kind: TrialKind
     run: Callable[[], TrialResult]
+    # a trial that only judges data (a mutated output on the solved workspace): its probe is
+    # judged in bulk with the others' and ``finish`` reads the verdict
+    probe: Probe | None = None
+    finish: Callable[[VerifierOutcome], TrialResult] | None = None
 
 
 @dataclass
@@ -49,12 +53,13 @@ class TrialContext:
 
 
 def output_trial(ctx: TrialContext, mutant: Mutant) -> Trial:
-    def trial() -> TrialResult:
-        outcome = ctx.prober.verify(Probe(mutant.name, set_file(mutant.file, mutant.content)))
+    probe = Probe(mutant.name, set_file(mutant.file, mutant.content))
+
+    def finish(outcome: VerifierOutcome) -> TrialResult:
         verdict, failed, note = judge(outcome, ctx.items)
         return TrialResult(mutant.name, "output", verdict, outcome.reward, failed, note)
 
-    return Trial(mutant.name, "output", trial)
+    return Trial(mutant.name, "output", lambda: finish(ctx.prober.verify(probe)), probe, finish)
 
 
 def skipped_step_trial(ctx: TrialContext, script: str, step: Step) -> Trial:
@@ -120,8 +125,9 @@ def excuse_open_answers(results: list[TrialResult], mutants: Mapping[str, Mutant
             result.verdict, result.note = "equivalent", why
 
 
-def run_trials(trials: Sequence[Trial], workers: int) -> list[TrialResult]:
-    """Every trial's result, in order; one that raises is recorded as not run."""
+def run_trials(trials: Sequence[Trial], workers: int, prober: Prober | None = None) -> list[TrialResult]:
+    """Every trial's result, in order; one that raises is recorded as not run. With ``prober``,
+    the trials that only judge data are judged in bulk (see :meth:`Prober.verify_all`)."""
 
     def guarded(trial: Trial) -> TrialResult:
         try:
@@ -129,4 +135,14 @@ def run_trials(trials: Sequence[Trial], workers: int) -> list[TrialResult]:
         except Exception as exc:  # one trial's failure must not cost the review
             return TrialResult(trial.name, trial.kind, "not_run", note=f"{type(exc).__name__}: {str(exc)[:200]}")
 
-    return parallel_map(guarded, trials, workers)
+    data_only = [(i, t.probe, t.finish) for i, t in enumerate(trials) if t.probe is not None and t.finish is not None]
+    results: dict[int, TrialResult] = {}
+    if prober is not None and data_only:
+        try:
+            outcomes = prober.verify_all([probe for _, probe, _ in data_only])
+            results.update((i, finish(outcome)) for (i, _, finish), outcome in zip(data_only, outcomes, strict=True))
+        except Exception:  # a batch that could not be laid out: each trial on its own says what failed
+            results.clear()
+    rest = [i for i in range(len(trials)) if i not in results]
+    results.update(zip(rest, parallel_map(guarded, [trials[i] for i in rest], workers), strict=True))
+    return [results[i] for i in range(len(trials))]
