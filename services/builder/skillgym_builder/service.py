@@ -37,7 +37,8 @@ from skillgym_builder.errors import BuildError, LLMRequiredError, UnsuitableSkil
 from skillgym_builder.fallback import fallback_metadata, llm_required, record_fallback
 from skillgym_builder.families import Choice, FamilyRegistry
 from skillgym_builder.families import registry as family_registry
-from skillgym_builder.family_build import DraftValidator, FamilyMaterialiser
+from skillgym_builder.families.base import Family
+from skillgym_builder.family_build import DraftValidator, FamilyMaterialiser, first_plan
 from skillgym_builder.family_flow import TRY_NEXT_FAMILY, FamilyFlow, plan_of
 from skillgym_builder.hardening import diagnose, harden_family, shortcut_pattern
 from skillgym_builder.package import BuildInfo, write_task
@@ -157,7 +158,7 @@ class BuilderService:
             except BuildError as exc:  # e.g. inputs that could not be rendered here
                 return self._skip(card, choice, f"family_{exc.reason}", str(exc))
             else:
-                return self._built(card, choice, built)
+                return self._built(card, choice, built, *self._more_instances(card, family, choice))
         code, message = next(iter(unused.values()))
         return self._skip(card, choice, code, message, families_tried=sorted(unused))
 
@@ -179,13 +180,25 @@ class BuilderService:
             reasons[template_id] = reason
         return self._skip(card, choice, "templates_unsuitable", "no named template fits the skill", templates=reasons)
 
-    def _built(self, card: SkillCard, choice: Choice, built: EnvBuilt) -> list[Payload]:
+    def _more_instances(self, card: SkillCard, family: Family, choice: Choice) -> list[EnvBuilt]:
+        """Instances 2..``instances_per_skill`` of the family that built the first: distinct seeds
+        (new data, same knobs). One that cannot be built is left out; the others still are."""
+        plan = first_plan(family, choice.fits[family.spec.id], self.settings.family_difficulty, card.record.skill_id)
+        more: list[EnvBuilt] = []
+        for seed in range(1, self.settings.instances_per_skill):
+            try:
+                more.append(self.flow.build(card, family, replace(plan, seed=seed), BuildInfo()))
+            except (BuildError, LLMError) as exc:
+                log.warning("instance not built", extra={"skill_id": card.record.skill_id, "seed": seed, "error": str(exc)})
+        return more
+
+    def _built(self, card: SkillCard, choice: Choice, built: EnvBuilt, *more: EnvBuilt) -> list[Payload]:
         metrics.GATE_OUTCOMES.labels("suitability", "passed", built.template).inc()
         put_json(self.ctx.store, skill_build_report_key(card.record.skill_id), {
             **choice.record(), "skill_id": card.record.skill_id, "outcome": "built", "family": built.template,
-            "builder": built.builder, "task_id": built.task_id,
+            "builder": built.builder, "task_id": built.task_id, "task_ids": [built.task_id, *(m.task_id for m in more)],
         })
-        return [built]
+        return [built, *more]
 
     def _skip(self, card: SkillCard, choice: Choice, code: str, message: str, **details: Any) -> list[Payload]:
         skill_id = card.record.skill_id

@@ -26,6 +26,8 @@ class BuilderSettings(CommonSettings):
         description="the build plan: family ids tried first; the text templates are used only when named here",
     )
     family_difficulty: Literal["easy", "medium", "hard"] = Field("easy", description="knob preset of a first build")
+    instances_per_skill: int = Field(1, ge=1, le=64, description="family tasks built per skill: instances of the "
+                                                                  "chosen family from distinct seeds, each its own task")
     check_skill_dependence: bool = Field(True, description="run the reference solution with the skill hidden")
     max_hardening_rounds: int = Field(2, ge=0)
     max_revisions: int = Field(8, ge=1, description="revisions of one task lineage the builder makes at most")
