@@ -49,7 +49,7 @@ lint: setup
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
-BENCHMARKS ?= backends sandbox_bench container_bench validation_bench ingest_bench review_bench envbuild_bench report_bench train_bench family_bench ingest_accuracy envserver_bench operator_bench
+BENCHMARKS ?= backends sandbox_bench container_bench validation_bench ingest_bench review_bench review_profile envbuild_bench report_bench train_bench family_bench ingest_accuracy envserver_bench operator_bench
 
 # Each benchmark compares SkillGym with a peer on this machine and writes benchmarks/results/<name>.json.
 # benchmarks/gpu_sft.py needs a GPU and is run by hand there.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from skillgym_core.verifier_code import unconfined_agent_code
 
-DATA = Path(__file__).resolve().parents[2] / "services/builder/skillgym_builder/data/verifier"
+DATA = Path(__file__).resolve().parents[2] / "shared/skillgym_core/data/verifier"
 HEAD = "import os, sys\nsys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\nfrom checks import run, run_untrusted\n"
 
 

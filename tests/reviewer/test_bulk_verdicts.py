@@ -20,6 +20,7 @@ from skillgym_core.envbuild import LocalVenvProvider
 from skillgym_core.sandbox.local import LocalSandbox
 from skillgym_core.sandbox.workspace import safe_copy_tree
 from skillgym_core.taskrun import TaskRunner, VerifierOutcome
+from skillgym_reviewer import ReviewerSettings, review_task_dir
 from skillgym_reviewer.gates.mutation.generate import file_mutants
 from skillgym_reviewer.gates.validity import workspace_files
 
@@ -72,3 +73,28 @@ def test_bulk_verdicts_equal_one_run_each(family_id: str, tmp_path: Path, env_pr
     together = [_verdict(outcome) for outcome in runner.verify_many(task, spaces)]
     assert together == alone
     assert alone[0][0] and not all(verdict[0] for verdict in alone[1:])
+
+
+def _gates(report: Any) -> dict[str, Any]:
+    return {gate.gate: (gate.passed, gate.failure_type) for gate in report.gates}
+
+
+@pytest.mark.parametrize("weaken", [None, "counts"])
+def test_a_review_with_bulk_judging_reaches_the_verdicts_of_one_run_each(
+        weaken: str | None, tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    family = registry().get("tabular-profile")
+    card = seed_card(family.spec)
+    knobs = knob_rules.preset(family.spec, "medium", random.Random(0))
+    materialiser = FamilyMaterialiser(LocalSandbox(), env_provider, tmp_path / "scratch", check_dependence=False)
+    output = materialiser.instance(family, card, FamilyPlan(seed=0, knobs=knobs, fit=family.suitability(card)))
+    task = materialiser.write(tmp_path / "task", card, family.spec, output, BuildInfo(builder="family"))[1]
+    if weaken:
+        verify = task.tests / "verify.py"
+        verify.write_text(verify.read_text().replace(f"def {weaken}():\n", f"def {weaken}():\n    return True\n"))
+    reports = [review_task_dir(task.root, ReviewerSettings(mutation_llm_solutions=0, env_cache=env_provider.cache_dir,
+                                                           bulk_judging=bulk)) for bulk in (True, False)]
+    assert _gates(reports[0]) == _gates(reports[1])
+    assert reports[0].passed is (weaken is None)
+    mutation = [{k: v for k, v in (r.mutation or {}).items() if k in ("killed", "tried", "score", "unkilled_items")}
+                for r in reports]
+    assert mutation[0] == mutation[1]

@@ -31,6 +31,8 @@ class ReviewerSettings(CommonSettings):
     )
     mutation_seed: int = Field(0, description="seed of the mutant draws (same seed, same mutants)")
     probe_workers: int = Field(0, ge=0, description="probe runs at once (0: two per core, 2 to 8)")
+    bulk_judging: bool = Field(True, description="judge mutated outputs and data probes many to a verifier run where "
+                                                 "the task's verifier is the built-in runner (same verdicts, less start-up)")
     mutation_skip_steps: bool = Field(True, description="try the reference solution with each step skipped")
     mutation_stale_inputs: int = Field(2, ge=0, description="input files changed under the reference outputs")
     mutation_llm_solutions: int = Field(3, ge=0, description="wrong solutions asked of the reviewer model, if set")

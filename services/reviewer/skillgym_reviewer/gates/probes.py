@@ -167,9 +167,11 @@ def reformattings(rel: str, data: bytes) -> list[tuple[str, bytes]]:
 
 class Prober:
     def __init__(
-        self, task: TaskDir, runner: TaskRunner, evidence: Evidence, workdir: Path, workers: int | None = None
+        self, task: TaskDir, runner: TaskRunner, evidence: Evidence, workdir: Path, workers: int | None = None,
+        *, bulk: bool = True,
     ) -> None:
         self.task = task
+        self.bulk = bulk
         self.workers = workers or default_workers()
         self.runner = runner
         self.evidence = evidence
@@ -200,7 +202,7 @@ class Prober:
         """:meth:`verify` of each probe, in order. Probes whose files are data (every probe but
         the planted code of ``forging_probes``) are judged in bulk, a batch per core; a planted
         payload the verifier ran would share its run with the others, so each of those runs alone."""
-        bulk = [i for i, probe in enumerate(probes) if not probe.name.startswith(FORGED_BY_CODE)]
+        bulk = [i for i, probe in enumerate(probes) if self.bulk and not probe.name.startswith(FORGED_BY_CODE)]
         alone = [i for i in range(len(probes)) if i not in set(bulk)]
         batches = [bulk[k::BULK_BATCHES] for k in range(BULK_BATCHES) if bulk[k::BULK_BATCHES]]
         outcomes: dict[int, VerifierOutcome] = {}

@@ -45,7 +45,8 @@ class QualityGates:
         self.mutation = MutationGates(runner, settings, wrong_solutions)
 
     def run(self, task: TaskDir, evidence: Evidence, workdir: Path) -> list[GateResult]:
-        prober = Prober(task, self.runner, evidence, workdir, self.settings.probe_workers or None)
+        prober = Prober(task, self.runner, evidence, workdir, self.settings.probe_workers or None,
+                        bulk=self.settings.bulk_judging)
         gates = [timed(lambda: leakage_gate(task, evidence, self.settings.min_leak_chars))]
         # the probing gates wait on sandbox start-up far more than they compute: run them side by side
         with ThreadPoolExecutor(max_workers=3, thread_name_prefix="gate") as pool:
