@@ -42,8 +42,9 @@ def soaked(
     started = time.monotonic()
     with start_kafka(tmp / "kafka") as kafka, start_s3(tmp / "s3") as s3:
         settings = SoakSettings(
-            # a variant of each example keeps every stage busy long enough for each fault to strike mid-stage
-            skills=soak_input(tmp / "skills", variants=1),
+            # two variants of each example keep every stage busy long enough for each fault to strike
+            # mid-stage: with wrong outputs judged in bulk, one variant left the validator idle at its turn
+            skills=soak_input(tmp / "skills", variants=2),
             faults=plan(OUTAGE_S),
             waves=3,
             env=pipeline_env(module_teacher.base_url, train_steps=24, checkpoint_every=4),
