@@ -335,7 +335,7 @@ class TaskRunner:
             mounts=[*mounts, *extra_mounts],
             workdir=self.workdir(task),
             env=run_env,
-            limits=self._limits(task, timeout_s),
+            limits=self.limits(task, timeout_s),
         )
 
     def _eval_judge(self) -> EvalJudge | None:
@@ -343,7 +343,8 @@ class TaskRunner:
             self._judge = EvalJudge.for_role("judge")
         return self._judge if isinstance(self._judge, EvalJudge) else None
 
-    def _limits(self, task: TaskDir, timeout_s: float) -> Limits:
+    def limits(self, task: TaskDir, timeout_s: float) -> Limits:
+        """The task's run limits with a wall-clock limit of ``timeout_s``."""
         env = self.config(task).environment
         return Limits(
             wall_s=timeout_s, memory_mb=env.memory_mb or 2048, cpus=float(env.cpus) if env.cpus else None,
@@ -395,7 +396,7 @@ class TaskRunner:
         mounts = self._agent_mounts(task, workspace, skills)
         extra_mounts, run_env = self.environment_extras(task, self.config(task).env_for("agent"))
         mounts += extra_mounts
-        limits = self._limits(task, lifetime_s)
+        limits = self.limits(task, lifetime_s)
         if record is not None:
             return resume_session(self.sandbox, record, mounts=mounts, workdir=workdir, env=run_env,
                                   limits=limits)  # fmt: skip
@@ -461,7 +462,7 @@ class TaskRunner:
                 ],
                 workdir=workdir,
                 env=verifier_env,
-                limits=self._limits(task, timeout_s or config.verifier.timeout_sec),
+                limits=self.limits(task, timeout_s or config.verifier.timeout_sec),
             )
             # the sandbox returns only once every process of the run is gone: nothing still writes
             reading = read_verdict(logs / "verifier")

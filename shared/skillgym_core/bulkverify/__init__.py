@@ -18,14 +18,14 @@ import logging
 import os
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from skillgym_core.builtin_verifier import uses_builtin_runner
 from skillgym_core.contracts.task import AGENT_WORKDIR, TaskDir
 from skillgym_core.envbuild.provider import EnvironmentBuildError
 from skillgym_core.reward import read_verdict
-from skillgym_core.sandbox.base import Limits, Mount, Outcome, SandboxResult
+from skillgym_core.sandbox.base import Mount, Outcome, SandboxResult
 from skillgym_core.sandbox.janitor import discard_tree
 from skillgym_core.sandbox.owned_dirs import owned_dir
 from skillgym_core.sandbox.workspace import WorkspaceError
@@ -45,7 +45,6 @@ BULK_BACKENDS = frozenset({"local"})
 @dataclass
 class _Item:
     index: int
-    workspace: Path
     tampered: list[str]
     skipped: list[str]
     dropped: list[dict[str, str]]
@@ -86,7 +85,7 @@ def verify_batch(runner: TaskRunner, task: TaskDir, workspaces: Sequence[Path],
                 outcomes[index] = VerifierOutcome.failed(exc.reason, tampered=tampered, detail=str(exc))
                 continue
             (item_dir / "logs").mkdir()
-            items.append(_Item(index, workspace, tampered, copied.skipped, copied.dropped))
+            items.append(_Item(index, tampered, copied.skipped, copied.dropped))
         runner.hand_over(scratch)
         if items:
             result = runner.sandbox.run(
@@ -95,16 +94,15 @@ def verify_batch(runner: TaskRunner, task: TaskDir, workspaces: Sequence[Path],
                         Mount(bulk, BULK_MOUNT, writable=True), Mount(task.tests, "/tests"),
                         Mount(DRIVER_DIR, DRIVER_MOUNT), *extra_mounts],
                 workdir=AGENT_WORKDIR, env=env,
-                limits=Limits(wall_s=len(items) * (per_item_s + 1) + RUN_SLACK_S, memory_mb=config.environment.memory_mb or 2048,
-                              cpus=float(config.environment.cpus) if config.environment.cpus else None,
-                              storage_mb=storage_mb),
+                limits=replace(runner.limits(task, per_item_s), wall_s=len(items) * (per_item_s + 1) + RUN_SLACK_S),
             )  # fmt: skip
             for number, item in enumerate(items):
                 judged = _judged(runner, task, bulk / str(number), item)
                 if judged is not None:
                     outcomes[item.index] = judged
             if result.outcome is not Outcome.OK:
-                _log_incomplete(result)
+                LOG.info("bulk verifier run ended %s; the workspaces it did not judge are judged one run each",
+                         result.outcome.value)
     finally:
         discard_tree(scratch)
     missing = [index for index in range(len(workspaces)) if index not in outcomes]
@@ -130,11 +128,6 @@ def _judged(runner: TaskRunner, task: TaskDir, item_dir: Path, item: _Item) -> V
     )  # fmt: skip
     reading = read_verdict(logs / "verifier")
     return runner.judged_outcome(task, result, reading, item_dir / "app", item.tampered, item.skipped, item.dropped)
-
-
-def _log_incomplete(result: SandboxResult) -> None:
-    LOG.info("bulk verifier run ended %s; the workspaces it did not judge are judged one run each",
-             result.outcome.value)
 
 
 def _tail(path: Path) -> str:

@@ -203,7 +203,7 @@ class Prober:
         the planted code of ``forging_probes``) are judged in bulk, a batch per core; a planted
         payload the verifier ran would share its run with the others, so each of those runs alone."""
         bulk = [i for i, probe in enumerate(probes) if self.bulk and not probe.name.startswith(FORGED_BY_CODE)]
-        alone = [i for i in range(len(probes)) if i not in set(bulk)]
+        alone = sorted(set(range(len(probes))) - set(bulk))
         batches = [bulk[k::BULK_BATCHES] for k in range(BULK_BATCHES) if bulk[k::BULK_BATCHES]]
         outcomes: dict[int, VerifierOutcome] = {}
         for batch, judged in zip(batches, parallel_map(lambda b: self._verify_batch([probes[i] for i in b]), batches,
