@@ -18,6 +18,7 @@ def runtime(tmp_path: Path, files: dict[str, str | bytes] | None = None, body: s
         ("scripts/fetch.js", "const r = await fetch('https://api.x.io/v1')\n", "js_http"),
         ("scripts/get.sh", "curl -s https://data.example.net/file.csv -o a.csv\n", "download_command"),
         ("scripts/get.sh", "git clone https://github.com/a/b\n", "git_clone"),
+        ("scripts/get.sh", 'url="https://github.com/a/b.git"\ngit clone --depth=1 "$repo_url" "$dir"\n', "git_clone"),
         ("scripts/mail.py", "import smtplib\ns = smtplib.SMTP('mail.x.io')\n", "socket"),
         ("scripts/feed.py", "import socket\nsocket.create_connection(('feed.x.io', 443))\n", "socket"),
         ("scripts/raw.py", "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n", "socket"),
@@ -65,6 +66,11 @@ def test_install_lines_and_readme_clones_are_not_runtime_network(tmp_path: Path)
     files = {"README.md": "Install: git clone https://github.com/me/skill\n"}
     network = runtime(tmp_path, files, body)["network"].value
     assert network == {"required": False, "install_time": True, "optional": False, "signals": []}
+
+
+def test_a_clone_of_a_local_path_is_not_network(tmp_path: Path) -> None:
+    script = 'git clone --bare "$work" "$mirror"\ngit clone fixtures/repo.bundle repo\n'
+    assert not runtime(tmp_path, {"scripts/mirror.sh": script})["network"].value["required"]
 
 
 def test_localhost_urls_are_not_network(tmp_path: Path) -> None:

@@ -47,3 +47,12 @@ def test_readmes_references_and_examples_are_not_read(tmp_path: Path) -> None:
              "examples/howto.md": "```bash\nkubectl logs -f api\n```\n",
              "references/cli.md": "```bash\nterraform apply\n```\n"}
     assert binaries(tmp_path, "", files).value == []
+
+
+def test_git_in_a_script_that_clones_or_refreshes_a_repository_is_set_up(tmp_path: Path) -> None:
+    bootstrap = ('repo_url="https://github.com/acme/harness.git"\nif [ -d "$dir/.git" ]; then\n'
+                 '  git -C "$dir" fetch --depth=1 origin main\n  git -C "$dir" reset --hard origin/main\n'
+                 'else\n  git clone --depth=1 "$repo_url" "$dir"\nfi\nffmpeg -version\n')
+    assert binaries(tmp_path / "a", "", {"scripts/bootstrap.sh": bootstrap}).value == ["ffmpeg"]
+    own_history = "git log --oneline -20 > history.txt\ngit -C repo bisect start HEAD v1.0\n"
+    assert binaries(tmp_path / "b", "", {"scripts/history.sh": own_history}).value == ["git"]

@@ -35,6 +35,9 @@ SYSTEM_INSTALLERS = frozenset({"brew", "apt", "apt-get", "dnf", "yum", "apk", "p
                                "winget", "choco"})
 LANGUAGE_INSTALLERS = frozenset({"npm", "pnpm", "yarn", "gem", "cargo", "go", "bun"})
 INSTALL_VERBS = frozenset({"install", "add", "i", "ci", "-S", "get"})
+# git that clones or refreshes someone else's repository sets the skill up: a script that does so
+# (a harness bootstrap) uses git as a download tool, in all its lines, not as the skill's tool.
+FETCH_VERBS = frozenset({"clone", "fetch", "pull", "ls-remote", "submodule"})
 _SHELL_LANGS = frozenset({"", "bash", "sh", "shell", "zsh", "console", "shell-session", "terminal", "cmd"})
 _SPLIT = re.compile(r"\|\|?|&&|;|\$\(|`")
 _SUBPROCESS = re.compile(
@@ -81,6 +84,19 @@ def _programs(tokens: list[str]) -> list[tuple[str, str]]:
     return [(word, "runtime.binaries.shell_command")] if word in KNOWN_BINARIES else []
 
 
+def _git_verb(tokens: list[str]) -> str | None:
+    """The subcommand of a ``git`` command line (``git -C dir fetch`` gives ``fetch``)."""
+    if tokens[0].rsplit("/", 1)[-1] != "git":
+        return None
+    rest = iter(tokens[1:])
+    for token in rest:
+        if token in {"-C", "-c", "--git-dir", "--work-tree"}:
+            next(rest, None)
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
 def declared_binaries(front_matter: dict[str, Any]) -> list[str]:
     """Programs listed under ``requires.bins`` anywhere in the front matter's ``metadata``."""
     found: list[str] = []
@@ -106,12 +122,17 @@ def external_binaries(content: SkillContent) -> tuple[list[str], list[Evidence]]
 
     def shell_lines(path: str, text: str, first_line: int) -> None:
         continued = False
+        used: list[tuple[str, str, int, str]] = []
+        fetching = False
         for number, line in enumerate(text.split("\n"), start=first_line):
             if not continued:  # a line after a trailing backslash holds arguments, not a command
                 for tokens in _segments(line):
-                    for program, rule in _programs(tokens):
-                        add(program, rule, path, number, line)
+                    fetching = fetching or _git_verb(tokens) in FETCH_VERBS
+                    used += [(program, rule, number, line) for program, rule in _programs(tokens)]
             continued = line.rstrip().endswith("\\")
+        for program, rule, number, line in used:
+            if not (fetching and program == "git"):
+                add(program, rule, path, number, line)
 
     for program in declared_binaries(content.parsed.front_matter):
         add(program, "runtime.binaries.declared", md_path, None, f"metadata requires.bins: {program}")

@@ -42,7 +42,9 @@ CODE_RULES = [
          human_docs=False),
     rule("runtime.network.download_command", r"\b(?:curl|wget)\b[^\n|]*?https?://" + NOT_LOCAL,
          ["curl", "wget"], human_docs=False),
-    rule("runtime.network.git_clone", r"\bgit\s+clone\s+(?:https?://|git@)", ["git clone"], human_docs=False),
+    # flags may come first, and the address may sit in a variable named for it ("$repo_url")
+    rule("runtime.network.git_clone", r"\bgit\s+clone\s+(?:--?[\w-]+(?:=\S+)?\s+)*[\"']?(?:https?://|git@|"
+         r"\$\{?\w*(?:url|repo|remote|upstream)\w*\}?[\"']?(?:\s|$))", ["git clone"], human_docs=False),
     rule("runtime.network.web_tool", r"\b(?:WebFetch|WebSearch|web[_ ](?:search|fetch)|browse the web|search the web|"
          r"internet access|requires? (?:an? )?(?:internet|network) connection)\b",
          ["webfetch", "websearch", "web search", "web_search", "web_fetch", "web fetch", "browse the web",
