@@ -7,6 +7,9 @@ OUT ?= out/example
 PYTEST_ARGS ?=
 # Test modules are shared out whole between this many processes, each with its own services.
 TEST_WORKERS ?= 2
+# Task environments the family tests install, kept between runs: keyed by their requirements, the
+# interpreter and the platform, so a warm machine builds none of them again.
+TEST_ENV_CACHE ?= $(HOME)/.cache/skillgym/test-envs
 
 .PHONY: setup services services-deferred run test test-fast lint docs bench clean
 
@@ -35,10 +38,10 @@ run: setup
 	$(BIN)/skillgym run examples/skills --out $(OUT)
 
 test: setup services-deferred lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	SKILLGYM_TEST_ENV_CACHE=$(TEST_ENV_CACHE) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test-fast: setup
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow and not integration and not e2e" $(PYTEST_ARGS)
+	SKILLGYM_TEST_ENV_CACHE=$(TEST_ENV_CACHE) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow and not integration and not e2e" $(PYTEST_ARGS)
 
 docs: setup
 	$(BIN)/python -m skillgym.docs_reference docs/reference

@@ -135,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         family_commands,
         review_commands,
         rl_commands,
+        task_export,
     )
 
     commands.register(sub)
@@ -144,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     events_commands.register(sub)
     envserver_commands.register(sub)
     rl_commands.register(sub)
+    task_export.register(sub)
     return parser
 
 

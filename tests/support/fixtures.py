@@ -41,44 +41,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "integration: needs the real test services (Kafka, S3, Prometheus)")
 
 
-_HEAVY_MARKERS = ("slow", "integration", "e2e")
-# The services ``make test`` builds in the background, by the fixtures that wait for them, in the
-# order the install script builds them (containers, S3, Kubernetes, llama.cpp's server).
-_DEFERRED_FIXTURES = {"podman": 2, "s3": 3, "kube": 4, "kube_namespace": 4, "llama": 5}
-_LAST = max(_DEFERRED_FIXTURES.values())
-DEFERRED_WAIT_S = 3600
-
-
-def _group(item: pytest.Item) -> int:
-    names = set(getattr(item, "fixturenames", ()))
-    waits_for = max((group for name, group in _DEFERRED_FIXTURES.items() if name in names), default=0)
-    if waits_for:
-        return waits_for
-    if item.get_closest_marker("deferred_service"):
-        return _LAST
-    return 1 if any(item.get_closest_marker(name) for name in _HEAVY_MARKERS) else 0
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Modules of unit tests first, then those needing only the services installed up front, then
-    those waiting for each background build in the order it finishes, each group in collection
-    order: every test that can run while the S3 server, the control plane and llama.cpp's server
-    compile runs then, on every worker. Modules stay whole, so module fixtures are set up once."""
-    group_of_module: dict[str, int] = {}
-    for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        group_of_module[module] = max(_group(item), group_of_module.get(module, 0))
-    items.sort(key=lambda item: group_of_module[item.nodeid.split("::", 1)[0]])
-    # The first test of each module that waits for a build may wait for it well past the per-test
-    # limit (the fixture's own wait is bounded); the tests after it find the service up.
-    seen: set[str] = set()
-    for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        if group_of_module[module] >= min(_DEFERRED_FIXTURES.values()) and module not in seen:
-            item.add_marker(pytest.mark.timeout(DEFERRED_WAIT_S))
-        seen.add(module)
-
-
 class PrometheusFactory(Protocol):
     def __call__(self, scrape_targets: Sequence[str], rule_files: Sequence[Path] = ()) -> PrometheusServer: ...
 

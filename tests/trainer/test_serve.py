@@ -106,3 +106,30 @@ def test_served_names_refuse_other_models_and_metrics_count_per_name(model_dir: 
     assert 'skillgym_model_requests_total{model="baseline",outcome="ok"} 1.0' in metrics
     assert 'skillgym_model_requests_total{model="default",outcome="model_not_found"} 1.0' in metrics
     assert 'skillgym_model_tokens_total{kind="completion",model="baseline"}' in metrics
+
+
+def test_token_ids_and_logprobs_of_a_turn_in_the_models_tokenizer(server: str, model_dir: Path) -> None:
+    from skillgym_trainer.sft.models import load_pretrained
+
+    request = {"messages": [{"role": "user", "content": "List the files."}], "tools": [BASH_TOOL], "max_tokens": 8,
+               "logprobs": True, "return_token_ids": True}
+    body = httpx.post(f"{server}/v1/chat/completions", json=request, timeout=60).json()
+    choice = body["choices"][0]
+    completion, prompt = choice["token_ids"], body["prompt_token_ids"]
+    assert len(prompt) == body["usage"]["prompt_tokens"] and len(completion) == body["usage"]["completion_tokens"]
+    entries = choice["logprobs"]["content"]
+    assert [entry["id"] for entry in entries] == completion
+    assert all(entry["logprob"] <= 0.0 for entry in entries)
+    model, tokenizer = load_pretrained(model_dir)
+    # the ids are the served model's own: re-scoring them gives the same log-probabilities
+    import torch
+
+    with torch.no_grad():
+        logits = model(torch.tensor([prompt + completion])).logits[0].float()
+    rescored = [float(torch.log_softmax(logits[len(prompt) - 1 + i], dim=-1)[token]) for i, token in enumerate(completion)]
+    assert rescored == pytest.approx([entry["logprob"] for entry in entries], abs=1e-3)
+    assert tokenizer.decode(completion, skip_special_tokens=False).startswith(
+        "".join(entry["token"] for entry in entries)[:5])
+    plain = httpx.post(f"{server}/v1/chat/completions", json={**request, "logprobs": False, "return_token_ids": False},
+                       timeout=60).json()
+    assert "prompt_token_ids" not in plain and "logprobs" not in plain["choices"][0]

@@ -43,6 +43,11 @@ class SamplerSettings(CommonSettings):
         "llm_tool_call_format", "auto", description="where the built-in agent's tool calls are read: native "
         "tool_calls, or text in one format (hermes, llama3, mistral, json; auto = native, else detected)",
     )
+    llm_capture_tokens: bool = _sampler(
+        "llm_capture_tokens", False, description="record each model turn's prompt and completion token ids and "
+        "log-probabilities in the trajectory (the step's metrics), as the endpoint returns them (serve-model, vLLM, "
+        "llama.cpp's server)",
+    )
 
     max_steps: int = _sampler("max_steps", 40, ge=1, description="model turns per run")
     max_seconds: float = _sampler("max_seconds", 900.0, gt=0, description="wall time per run")
@@ -79,4 +84,5 @@ class SamplerSettings(CommonSettings):
             temperature=self.llm_temperature,
             max_tokens=self.llm_max_tokens,
             tool_call_format=self.llm_tool_call_format,
+            capture_tokens=self.llm_capture_tokens,
         )

@@ -6,7 +6,12 @@ The served names are the model names a request may carry (any name when none are
 llama.cpp's server does; an unknown name is refused with OpenAI's ``model_not_found``
 otherwise, as vLLM does). The tool parser ``chatml`` turns ``<tool_call>`` blocks into
 structured ``tool_calls``; ``none`` returns the generated text as it is, as a server without a
-tool parser does, leaving the calls for the client to read from the text."""
+tool parser does, leaving the calls for the client to read from the text.
+
+A request with ``logprobs`` gets each generated token's log-probability (``choices[0].logprobs.content``,
+OpenAI's shape, each entry with its token ``id`` too); with ``return_token_ids``, the token ids of the
+prompt as templated and of the completion (``prompt_token_ids``, ``choices[0].token_ids``, as vLLM
+names them)."""
 
 from __future__ import annotations
 
@@ -40,6 +45,10 @@ class ChatRequest(BaseModel):
     temperature: float = Field(0.0, ge=0)
     top_p: float = Field(1.0, gt=0, le=1)
     seed: int | None = None
+    # OpenAI's per-token log-probabilities, and the token ids as vLLM returns them: what an RL
+    # trainer needs of each model turn, in this model's own tokenizer
+    logprobs: bool = False
+    return_token_ids: bool = False
 
 
 def _normalise_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -91,15 +100,18 @@ class ChatModel:
             if request.seed is not None:
                 torch.manual_seed(request.seed)
             generate: Any = self.model.generate
+            traced = request.logprobs or request.return_token_ids
             output: Any = generate(
                 **prompt,
                 max_new_tokens=limit,
                 eos_token_id=self.end_id,
                 pad_token_id=self.tokenizer.pad_token_id or self.end_id,
+                **({"return_dict_in_generate": True, "output_logits": True} if traced else {}),
                 **sampling,
             )
+        sequences = output.sequences if traced else output
         prompt_len = int(prompt["input_ids"].shape[1])
-        generated = output[0, prompt_len:].tolist()
+        generated = sequences[0, prompt_len:].tolist()
         finished = bool(generated) and generated[-1] == self.end_id
         text = str(self.tokenizer.decode(generated, skip_special_tokens=False))
         if self.tool_parser == "none":
@@ -109,18 +121,38 @@ class ChatModel:
         if message.get("reasoning_content") is None:
             message.pop("reasoning_content", None)
         reason = "tool_calls" if message.get("tool_calls") else ("stop" if finished else "length")
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": reason}
+        extra: dict[str, Any] = {}
+        if request.return_token_ids:
+            choice["token_ids"] = generated
+            extra["prompt_token_ids"] = prompt["input_ids"][0].tolist()
+        if request.logprobs:
+            choice["logprobs"] = {"content": self._token_logprobs(generated, output.logits)}
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:16]}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.model or self.name,
-            "choices": [{"index": 0, "message": message, "finish_reason": reason}],
+            "choices": [choice],
+            **extra,
             "usage": {
                 "prompt_tokens": prompt_len,
                 "completion_tokens": len(generated),
                 "total_tokens": prompt_len + len(generated),
             },
         }
+
+
+    def _token_logprobs(self, generated: list[int], logits: Sequence[torch.Tensor]) -> list[dict[str, Any]]:
+        """Each generated token's log-probability under the model's own distribution (the logits
+        before temperature or top-p), in OpenAI's ``logprobs.content`` shape plus its ``id``."""
+        entries = []
+        for token_id, step in zip(generated, logits, strict=True):
+            logprob = float(torch.log_softmax(step[0].float(), dim=-1)[token_id])
+            token = str(self.tokenizer.decode([token_id], skip_special_tokens=False))
+            entries.append({"id": token_id, "token": token, "logprob": logprob,
+                            "bytes": list(token.encode("utf-8")), "top_logprobs": []})
+        return entries
 
 
 class _ServerMetrics:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, SecretStr
 
 from skillgym_core.llm.errors import LLMError
 from skillgym_core.llm.text_tools import ToolCallFormat, extract_tool_calls, offered_tool_names
+from skillgym_core.llm.tokens import TokenTrace, token_trace
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,9 @@ class LLMSettings(BaseModel):
     # where tool calls are read: native ``tool_calls``, or the text in one format ("auto": native
     # when present, else whichever text format the content holds)
     tool_call_format: ToolCallFormat = "auto"
+    # ask for each turn's token ids and log-probabilities (``logprobs``, ``return_token_ids``);
+    # off by default: hosted APIs refuse or bill for what they do not support
+    capture_tokens: bool = False
 
 
 @dataclass
@@ -85,6 +89,7 @@ class ChatResponse:
     raw: dict[str, Any] = field(default_factory=dict)
     # "native", or the text format the calls were read from; None without calls
     tool_call_format: str | None = None
+    tokens: TokenTrace | None = None
 
     def assistant_message(self) -> dict[str, Any]:
         """The message to append to the conversation, in OpenAI's shape."""
@@ -208,6 +213,8 @@ class LLMClient:
             body["max_tokens"] = self.settings.max_tokens
         if response_format:
             body["response_format"] = response_format
+        if self.settings.capture_tokens:
+            body.update(logprobs=True, return_token_ids=True)
         started = time.perf_counter()
         try:
             data = self._post_with_retries(body)
@@ -298,5 +305,6 @@ class LLMClient:
             reasoning=message.get("reasoning_content"),
             finish_reason=choice.get("finish_reason"),
             raw=data,
+            tokens=token_trace(data) if self.settings.capture_tokens else None,
             tool_call_format=call_format,
         )

@@ -103,7 +103,7 @@ class BuiltinAgentHarness:
                     ))
                     results.append(ObservationResult(source_call_id=call_id, content=content))
                     tool_messages.append({"role": "tool", "tool_call_id": request.id, "content": content})
-                usage = response.usage
+                usage, tokens = response.usage, response.tokens
                 recorder.agent_step(
                     response.content,
                     tool_calls=calls,
@@ -114,6 +114,9 @@ class BuiltinAgentHarness:
                         completion_tokens=usage.completion_tokens,
                         cached_tokens=usage.cached_tokens,
                         cost_usd=usage.cost_usd,
+                        prompt_token_ids=tokens.prompt_token_ids if tokens else None,
+                        completion_token_ids=tokens.completion_token_ids if tokens else None,
+                        logprobs=tokens.logprobs if tokens else None,
                     ),
                     model_name=self.llm.model,
                     extra=_step_extra(response),
