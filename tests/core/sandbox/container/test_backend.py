@@ -174,15 +174,29 @@ def test_a_runs_files_are_removed_and_those_of_a_killed_process_swept(
 
 
 def test_no_container_outlives_its_run(sandbox: ContainerSandbox) -> None:
-    def listed() -> set[str]:
-        done = podman_cli("ps", "-a", "--filter", "label=io.skillgym.sandbox-run", "--format", "{{.ID}}")
-        assert done.returncode == 0, done.stderr
-        return set(done.stdout.split())
+    # Other test processes run containers on the same engine at the same time: only this test's
+    # runs, told by a marker in their command, are looked for.
+    marker = f"outlives-{uuid.uuid4().hex[:12]}"
 
-    before = listed()
-    assert sandbox.run(["sh", "-c", "(sleep 60 &) ; echo started"], mounts=[]).stdout == "started\n"
-    sandbox.run(["sleep", "60"], mounts=[], limits=Limits(wall_s=1))
-    assert listed() <= before
+    def listed() -> set[str]:
+        done = podman_cli("ps", "-a", "--no-trunc", "--filter", "label=io.skillgym.sandbox-run",
+                          "--format", "{{.ID}} {{.Command}}")
+        assert done.returncode == 0, done.stderr
+        return {line.split()[0] for line in done.stdout.splitlines() if marker in line}
+
+    ran = sandbox.run(["sh", "-c", f"(sleep 60 &) ; echo started # {marker}"], mounts=[])
+    assert ran.stdout == "started\n"
+    assert listed() == set()
+    killed = sandbox.run(["sh", "-c", f"sleep 60 # {marker}"], mounts=[], limits=Limits(wall_s=1))
+    assert killed.outcome is not Outcome.OK
+    assert listed() == set()
+    # the marker is seen while such a run is alive: the check above can fail
+    created = sandbox.client.containers.create(PYTHON_BASE, ["sh", "-c", f"sleep 60 # {marker}"],
+                                               labels={"io.skillgym.sandbox-run": "1"})
+    try:
+        assert listed() == {created.id}
+    finally:
+        created.remove(force=True)
 
 
 def test_a_task_without_a_dockerfile_runs_on_the_default_base(sandbox: ContainerSandbox, tmp_path: Path) -> None:
