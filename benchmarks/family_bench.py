@@ -218,6 +218,8 @@ def corpus_coverage(corpus: Path, work: Path, env_cache: Path, *, validate: bool
     from skillgym_core.store.local import LocalStore
     from skillgym_ingest.pipeline import ingest
 
+    from skillgym.task_variety import instruction_variety
+
     store = LocalStore(work / "store")
     ctx = ServiceContext(store=store, sandbox=LocalSandbox(), scratch=work / "scratch")
     builder = BuilderService(ctx, BuilderSettings(env_cache=env_cache))
@@ -228,9 +230,11 @@ def corpus_coverage(corpus: Path, work: Path, env_cache: Path, *, validate: bool
         skills[record.skill_id] = {"name": record.name, "accepted": record.accepted,
                                    "subcategory": record.subcategory, "tasks": [],
                                    "ships_script": any(f.path.endswith(SCRIPT_SUFFIXES) for f in record.files)}
+    envelopes: list[Envelope] = []
     for payload in result.events:
         started = time.perf_counter()
         built = builder.handle(Envelope.wrap(payload, producer="bench", correlation_id="coverage"))
+        envelopes += [Envelope.wrap(event, producer="bench", correlation_id="coverage") for event in built]
         entry = skills[payload.skill_id]
         entry["build_s"] = round(time.perf_counter() - started, 2)
         events = [event for event in built if isinstance(event, EnvBuilt)]
@@ -249,7 +253,8 @@ def corpus_coverage(corpus: Path, work: Path, env_cache: Path, *, validate: bool
                     "dependence_holds": ((meta.model_extra or {}).get("skill_dependence") or {}).get("holds"),
                 })
         print(json.dumps({entry["name"]: entry}), flush=True)
-    return coverage(skills)
+    # tasks for skills with different tools of their own that say the same thing
+    return {**coverage(skills), "instruction_variety": instruction_variety(store, envelopes)}
 
 
 def main() -> None:
@@ -275,7 +280,7 @@ def main() -> None:
             report = {"corpus": str(args.corpus), "coverage": corpus_coverage(args.corpus, Path(tmp), cache)}
         out = args.out or RESULTS.with_name("family_coverage.json")
         out.write_text(json.dumps(report, indent=2, default=str) + "\n")
-        print(json.dumps({k: v for k, v in report["coverage"].items() if k != "skills"}, indent=2))
+        print(json.dumps({k: v for k, v in report["coverage"].items() if k != "skills"}, indent=2, default=str))
         return
     if args.pipeline_only:
         previous = json.loads(args.results.read_text()) if args.results.is_file() else {"families": {}}

@@ -58,6 +58,25 @@ PAGES_PY = """\
                 text = open(os.path.join(folder, name)).read()
                 print(name, "missing-alt" if "<img" in text and "alt=" not in text else "ok", text.count("<h2>"))
 """
+PAGE_PY = """\
+    import re, sys
+    from html.parser import HTMLParser
+    class Audit(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.found = {"headings": 0, "images_without_alt": 0, "links": 0}
+        def handle_starttag(self, tag, attrs):
+            names = dict(attrs)
+            if re.fullmatch(r"h[1-6]", tag):
+                self.found["headings"] += 1
+            if tag == "img" and "alt" not in names:
+                self.found["images_without_alt"] += 1
+            if tag == "a":
+                self.found["links"] += 1
+    audit = Audit()
+    audit.feed(open(sys.argv[1], encoding="utf-8").read())
+    print(audit.found)
+"""
 LOG_SH = """\
     #!/usr/bin/env bash
     set -euo pipefail
@@ -139,6 +158,8 @@ def test_generated_documents_follow_the_seed_and_carry_the_skills_examples() -> 
 
 @pytest.mark.parametrize(("name", "skill_md", "scripts", "kind"), [
     ("outline", TOC_MD, {"scripts/outline.py": TOC_PY}, "markdown"),
+    ("page-audit", "---\nname: page-audit\ndescription: d\n---\nAudit a page with `python3 scripts/audit.py page.html`.\n",
+     {"scripts/audit.py": PAGE_PY}, "html"),
     ("logs", "---\nname: logs\ndescription: d\n---\nCount errors with `bash scripts/errors.sh app.log`.\n",
      {"scripts/errors.sh": LOG_SH}, "log"),
 ])

@@ -20,12 +20,14 @@ from skillgym_builder.families.script_inputs import (
     RECORD_KINDS,
     InputKind,
     code_mentions,
+    directory_guard,
     document_keys,
     kind_from_code,
     kind_from_words,
     kind_of_token,
     record_container,
     shell_mentions,
+    skill_exemplars,
 )
 from skillgym_builder.families.script_purpose import python_purpose, shell_purpose
 from skillgym_builder.skillcard import SkillCard
@@ -40,6 +42,8 @@ INSTALLABLE = {
     "matplotlib": "matplotlib", "seaborn": "seaborn", "tqdm": "tqdm", "networkx": "networkx", "pyarrow": "pyarrow",
     "polars": "polars", "duckdb": "duckdb", "rdkit": "rdkit", "Bio": "biopython", "PIL": "pillow", "lifelines": "lifelines",
     "ruptures": "ruptures", "h5py": "h5py", "xlrd": "xlrd", "jinja2": "jinja2", "rich": "rich", "click": "click",
+    "bs4": "beautifulsoup4", "lxml": "lxml", "defusedxml": "defusedxml", "markdown": "markdown", "toml": "toml",
+    "tomli": "tomli", "chardet": "chardet", "jsonschema": "jsonschema",
 }
 _OUTPUT_FLAGS = {"-o", "--output", "--out", "--output-file", "--outfile", "--output-path", "--dest"}
 # ``--output markdown`` picks a format, not a file
@@ -53,7 +57,8 @@ _SHELL = re.compile(r"^(?:bash|sh|zsh)$")
 _FAILURE_RANK = {"script_reads_no_input": 0, "script_unparsable": 1, "script_invocation": 2, "script_input_kind": 3,
                  "script_imports": 4, "script_columns": 5}
 DEFAULT_STEM: dict[str, str] = {"csv": "records", "tsv": "records", "json": "records", "yaml": "config",
-                                "markdown": "notes", "text": "document", "log": "service", "tree": "project"}
+                                "markdown": "notes", "html": "page", "text": "document", "log": "service",
+                                "tree": "project"}
 _PLACEHOLDER = re.compile(r"^(?:<[^>]+>|\[[^\]]+\]|\{[^}]+\}|[A-Z][A-Z_]*)$")
 
 
@@ -86,6 +91,7 @@ class ScriptCall:
     document: tuple[tuple[str, str], ...] = ()  # keys read off a JSON or YAML document itself, with their shape
     mentions: tuple[str, ...] = ()  # file suffixes and names the script looks for in a directory
     purpose: str = ""  # what the script is for, in its author's words, without its name or options
+    exemplars: tuple[str, ...] = ()  # the skill's own files of the input kind, varied into inputs
 
     @property
     def suffix(self) -> str:
@@ -131,7 +137,8 @@ def analyse(card: SkillCard) -> ScriptCall:
         raise ScriptUnusable("no_script", "the skill ships no Python or shell script")
     if sum(p.stat().st_size for p in scripts) > MAX_SCRIPTS_BYTES:
         raise ScriptUnusable("scripts_too_large", "the skill's scripts exceed 1 MiB")
-    siblings = {p.stem for p in scripts}
+    # the skill's own modules, and the packages its scripts sit in (``scripts/office/validators/``)
+    siblings = {p.stem for p in scripts} | {folder.name for p in scripts for folder in p.relative_to(card.root).parents}
     failure = ScriptUnusable("script_reads_no_input", "none of the skill's scripts reads an input file tasks can generate")
     for path in scripts:
         try:
@@ -159,11 +166,12 @@ def _call_for(card: SkillCard, path: Path, siblings: set[str]) -> ScriptCall:
         raise ScriptUnusable("script_imports", f"{rel} imports {', '.join(missing)}, which task environments do not install")
     packages = tuple(sorted({INSTALLABLE[m] for m in _imports(tree) if m in INSTALLABLE}))
     invocation = shown or _from_interface(tree, rel)
-    kind = invocation.kind or code_kind
+    kind = invocation.kind or ("tree" if directory_guard(tree) else code_kind)
     if kind is None:
         raise ScriptUnusable("script_input_kind", f"which kind of file {rel} reads is told neither by SKILL.md nor its code")
     container = record_container(tree) if kind in ("json", "yaml") else None
-    document = tuple(document_keys(tree).items()) if kind in ("json", "yaml") and container is None else ()
+    # keys read off a loaded document: the input itself, or a settings file found in an input folder
+    document = tuple(document_keys(tree).items()) if kind in ("json", "yaml", "tree") and container is None else ()
     fields: tuple[Column, ...] = ()
     if kind in RECORD_KINDS:
         found = [c for c in columns(tree, card.skill_md) if c.name != container]
@@ -179,7 +187,7 @@ def _call_for(card: SkillCard, path: Path, siblings: set[str]) -> ScriptCall:
     output: Literal["json", "text"] = "json" if _writes_json(tree) and suffix in ("", ".json") else "text"
     return ScriptCall(rel, invocation.argv, invocation.origin, output, fields, packages,
                       invocation.stem or DEFAULT_STEM[kind], suffix, kind, "python3", container, document,
-                      code_mentions(tree), python_purpose(tree, rel))
+                      code_mentions(tree), python_purpose(tree, rel), skill_exemplars(card.root, kind))
 
 
 def _shell_call(card: SkillCard, path: Path, rel: str) -> ScriptCall:
@@ -191,7 +199,8 @@ def _shell_call(card: SkillCard, path: Path, rel: str) -> ScriptCall:
         raise ScriptUnusable("script_input_kind", f"the input {rel} is shown with is not a document, log or directory")
     source = path.read_text(encoding="utf-8", errors="replace")
     return ScriptCall(rel, shown.argv, shown.origin, "text", (), (), shown.stem or DEFAULT_STEM[shown.kind],
-                      shown.suffix, shown.kind, "bash", mentions=shell_mentions(source), purpose=shell_purpose(source, rel))
+                      shown.suffix, shown.kind, "bash", mentions=shell_mentions(source), purpose=shell_purpose(source, rel),
+                      exemplars=skill_exemplars(card.root, shown.kind))
 
 
 def _optional_imports(tree: ast.Module) -> set[int]:

@@ -47,7 +47,8 @@ def rows(columns: tuple[Column, ...], rng: random.Random, count: int, noise: flo
     if noise:
         for pool in pools.values():
             pool.extend(rng.sample(NOISY, k=min(len(NOISY), 1 + int(noise * 10))))
-    start = dt.date(2026, 1, 1) + dt.timedelta(days=rng.randint(0, 300))
+    # dates in the past, well clear of the clock a script may stamp on its result
+    start = dt.date(2024, 1, 1) + dt.timedelta(days=rng.randint(0, 300))
     # Real exports have related figures (an amount follows the units): some float columns follow
     # the record's first number, so correlations and ratios have something to find.
     numeric = [c.name for c in columns if c.kind in ("int", "float")]
@@ -122,7 +123,16 @@ def _shaped(name: str, shape: str, rng: random.Random, records: list[dict[str, A
     if shape == "mapping":
         names = rng.sample(sorted({w for pool in VOCABULARY.values() for w in pool if " " not in w}), k=rng.randint(3, 8))
         return {n.lower(): f"{rng.randint(0, 12)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}" for n in sorted(names)}
-    column = Column(name, kind_by_name(name))
+    return scalar(name, shape, rng)
+
+
+def scalar(name: str, shape: str, rng: random.Random) -> Any:
+    """One value for a document key: of the type its default in the script has, else as its name suggests."""
+    if shape == "flag":
+        return rng.random() < 0.5
+    if shape == "number":
+        return rng.randint(1, 99)
+    column = Column(name, "text" if shape == "text" else kind_by_name(name))
     return _typed(column, rows((column,), rng, 1, 0.0)[0][0])
 
 

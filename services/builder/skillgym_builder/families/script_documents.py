@@ -12,6 +12,8 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
+from skillgym_builder.families import script_data
+
 TOPICS = ["billing", "onboarding", "search", "exports", "alerts", "caching", "payments", "reports", "sync", "audit"]
 VERBS = ["configure", "deploy", "review", "migrate", "measure", "document", "validate", "retire", "profile", "rotate"]
 NOUNS = ["the cache layer", "the nightly export", "the billing job", "the audit trail", "the search index",
@@ -123,6 +125,44 @@ def _module(rng: random.Random, name: str, noise: float) -> str:
     return "\n".join(lines) + "\n"
 
 
+def page(rng: random.Random, noise: float, exemplars: Sequence[str] = ()) -> str:
+    """One HTML page: one of the skill's own pages (a template it ships) varied, else a page on a
+    drawn topic: title, description, headings, paragraphs, images with and without alt text, links."""
+    if exemplars:
+        return varied_page(rng, rng.choice(list(exemplars)))
+    return _html(rng, rng.choice(TOPICS), noise)
+
+
+_BLOCK = re.compile(r"<(section|article|li|tr)\b[^>]*>.*?</\1>", re.S)
+_TEXT = re.compile(r"<(h[1-6]|p|li|td|figcaption)(\b[^>]*)>([^<]{3,})</\1>")
+
+
+def varied_page(rng: random.Random, exemplar: str) -> str:
+    """The skill's own page with its content varied: of its repeated blocks (slides, cards, list
+    items, table rows) one is dropped and another repeated, and headings and paragraphs reworded."""
+    blocks = list(_BLOCK.finditer(exemplar))
+    text = exemplar
+    if len(blocks) >= 2:
+        dropped, repeated = rng.sample(range(len(blocks)), k=2)
+        pieces, last = [], 0
+        for index, block in enumerate(blocks):
+            pieces.append(text[last:block.start()])
+            if index == repeated:
+                pieces.append(block.group(0) + "\n" + block.group(0))
+            elif index != dropped:
+                pieces.append(block.group(0))
+            last = block.end()
+        text = "".join(pieces) + text[last:]
+
+    def reword(match: re.Match[str]) -> str:
+        if rng.random() < 0.5:
+            return match.group(0)
+        words = sentence(rng).rstrip(".")
+        return f"<{match.group(1)}{match.group(2)}>{words if match.group(1).startswith('h') else words + '.'}</{match.group(1)}>"
+
+    return _TEXT.sub(reword, text)
+
+
 def _html(rng: random.Random, topic: str, noise: float) -> str:
     title = f"{topic.capitalize()} | {rng.choice(NOUNS)}"
     head = [f"<title>{title}</title>"] + ([f'<meta name="description" content="{sentence(rng)}">'] if rng.random() < 0.6 else [])
@@ -148,6 +188,24 @@ def _script(rng: random.Random, topic: str) -> str:
     return "\n".join(lines)
 
 
+def _component(rng: random.Random, topic: str) -> str:
+    """A React component as projects write them: elements with and without test ids, literal
+    text beside translated text, handlers and props."""
+    name = f"{topic.capitalize()}{rng.choice(['Panel', 'Form', 'List', 'Card'])}"
+    lines = ["import React from 'react';", "import { useTranslations } from 'next-intl';", "",
+             f"export default function {name}({{ items, onSave }}) {{", f"  const t = useTranslations('{topic}');",
+             "  return (", f"    <section className=\"{topic}\">"]
+    for index in range(rng.randint(2, 6)):
+        element = rng.choice(["button", "input", "a", "h2", "p", "form"])
+        test_id = f' data-cy="{topic}-{element}-{index}"' if rng.random() < 0.5 else ""
+        handler = " onClick={onSave}" if element == "button" else ""
+        label = f"{{t('{VERBS[index % len(VERBS)]}')}}" if rng.random() < 0.5 else sentence(rng).rstrip(".")
+        lines.append(f"      <{element}{test_id}{handler}>{label}</{element}>" if element != "input"
+                     else f"      <input{test_id} placeholder=\"{rng.choice(TOPICS)}\" />")
+    lines += ["    </section>", "  );", "}", ""]
+    return "\n".join(lines)
+
+
 def _package_json(rng: random.Random, name: str) -> str:
     def versions(k: int) -> dict[str, str]:
         names = rng.sample(["express", "lodash", "react", "axios", "chalk", "zod", "vite", "jest", "eslint", "dayjs"], k=k)
@@ -157,18 +215,38 @@ def _package_json(rng: random.Random, name: str) -> str:
     return json.dumps(document, indent=2) + "\n"
 
 
-def _named(rng: random.Random, name: str, package: str) -> str:
+def _named(rng: random.Random, name: str, package: str, keys: dict[str, str]) -> str:
     if name == "package.json":
         return _package_json(rng, package)
     if name == "SKILL.md":
         return f"---\nname: {package}\ndescription: {sentence(rng)}\n---\n\n" + markdown(rng, 80, 0.0)
-    return _by_suffix(rng, PurePosixPath(name).suffix, PurePosixPath(name).stem)
+    suffix = PurePosixPath(name).suffix
+    if keys and suffix in (".json", ".yaml", ".yml"):
+        return _settings(rng, keys, suffix == ".json")
+    return _by_suffix(rng, suffix, PurePosixPath(name).stem)
+
+
+def _settings(rng: random.Random, keys: dict[str, str], as_json: bool) -> str:
+    """A settings file carrying the keys the script reads off it, each with a value of its shape."""
+    document: dict[str, object] = {}
+    for key, shape in keys.items():
+        if shape == "mapping":
+            document[key] = {topic: rng.randint(1, 99) for topic in rng.sample(TOPICS, k=2)}
+        elif shape == "list":
+            document[key] = rng.sample(TOPICS, k=rng.randint(1, 3))
+        else:
+            document[key] = script_data.scalar(key, shape, rng)
+    if as_json:
+        return json.dumps(document, indent=2) + "\n"
+    return "".join(f"{key}: {json.dumps(value)}\n" for key, value in document.items())
 
 
 def _by_suffix(rng: random.Random, suffix: str, topic: str) -> str:
     if suffix in (".html", ".htm"):
         return _html(rng, topic, 0.0)
-    if suffix in (".js", ".ts", ".jsx", ".tsx", ".mjs"):
+    if suffix in (".jsx", ".tsx"):
+        return _component(rng, topic)
+    if suffix in (".js", ".ts", ".mjs"):
         return _script(rng, topic)
     if suffix == ".md":
         return markdown(rng, 60, 0.0)
@@ -183,9 +261,11 @@ def _by_suffix(rng: random.Random, suffix: str, topic: str) -> str:
     return text(rng, 40, 0.0)
 
 
-def tree(rng: random.Random, size: int, noise: float, wanted: tuple[str, ...] = ()) -> dict[str, str]:
+def tree(rng: random.Random, size: int, noise: float, wanted: tuple[str, ...] = (),
+         keys: dict[str, str] | None = None) -> dict[str, str]:
     """A small project: a README, a package of Python modules, tests and a requirements file, plus
-    files of the kinds the skill's tool mentions (``.html`` pages, ``package.json``, ``SKILL.md``)."""
+    files of the kinds the skill's tool mentions (``.html`` pages, ``package.json``, ``SKILL.md``);
+    a settings file it names carries the ``keys`` it reads off a loaded document."""
     package = rng.choice(["ledger", "courier", "harbor", "atlas", "orbit"])
     files = {"README.md": markdown(rng, min(size, 120), 0.0),
              "requirements.txt": "\n".join(sorted(rng.sample(["requests>=2", "pyyaml", "click", "rich", "pydantic>=2"], k=3))) + "\n",
@@ -201,5 +281,5 @@ def tree(rng: random.Random, size: int, noise: float, wanted: tuple[str, ...] = 
             for topic in rng.sample(TOPICS, k=rng.randint(2, 2 + len(topics))):
                 files[f"{folder}/{topic}{mention}"] = _by_suffix(rng, mention, topic)
         else:
-            files[mention] = _named(rng, mention, package)
+            files[mention] = _named(rng, mention, package, keys or {})
     return files

@@ -6,31 +6,34 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
-InputKind = Literal["csv", "tsv", "json", "yaml", "markdown", "text", "log", "tree"]
+InputKind = Literal["csv", "tsv", "json", "yaml", "markdown", "html", "text", "log", "tree"]
 # Kinds whose records carry fields the script reads by name.
 RECORD_KINDS = frozenset({"csv", "tsv", "json", "yaml"})
-SUFFIX: dict[str, str] = {"csv": ".csv", "tsv": ".tsv", "json": ".json", "yaml": ".yaml", "markdown": ".md",
+SUFFIX: dict[str, str] = {"csv": ".csv", "tsv": ".tsv", "json": ".json", "yaml": ".yaml", "markdown": ".md", "html": ".html",
                           "text": ".txt", "log": ".log", "tree": ""}
 NOUN: dict[str, str] = {"csv": "CSV exports", "tsv": "tab-separated exports", "json": "JSON exports",
-                        "yaml": "YAML files", "markdown": "Markdown documents", "text": "text documents",
+                        "yaml": "YAML files", "markdown": "Markdown documents", "html": "HTML pages", "text": "text documents",
                         "log": "log files", "tree": "project snapshots"}
 _EXTENSIONS: dict[str, InputKind] = {".csv": "csv", ".tsv": "tsv", ".json": "json", ".yaml": "yaml", ".yml": "yaml",
-                                     ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".log": "log"}
+                                     ".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html",
+                                     ".txt": "text", ".log": "log"}
 _WORDS: tuple[tuple[re.Pattern[str], InputKind], ...] = (
     (re.compile(r"\bcsv\b", re.I), "csv"),
     (re.compile(r"\btsv\b|tab[- ]separated", re.I), "tsv"),
     (re.compile(r"\bjson\b", re.I), "json"),
     (re.compile(r"\bya?ml\b", re.I), "yaml"),
     (re.compile(r"markdown|\.md\b|\bmd[_ ]?file", re.I), "markdown"),
+    (re.compile(r"\bhtml?\b|web ?page", re.I), "html"),
     (re.compile(r"\blogs?\b|log[_ ]?file", re.I), "log"),
     (re.compile(r"\b(?:dir|directory|folder|project|repo|repository|codebase|root|src|source[_ ]?dir)\b", re.I), "tree"),
 )
 _TREE_CALLS = frozenset({"walk", "rglob", "iterdir", "listdir", "scandir", "glob"})
 _TEXT_CALLS = frozenset({"read", "read_text", "readlines", "readline"})
 _MARKDOWN_CODE = re.compile(r"\^#|#\{1,6\}|```|markdown", re.I)
+_HTML_CODE = re.compile(r"<(?:html|head|body|title|h[1-6]|section|div)\b|BeautifulSoup|HTMLParser|\.html?\b", re.I)
 
 
 def kind_of_token(token: str) -> InputKind | None:
@@ -64,7 +67,11 @@ def kind_from_code(tree: ast.Module) -> InputKind | None:
         return "tree"
     if attrs & _TEXT_CALLS or _iterates_open_file(tree):
         source = ast.unparse(tree)
-        return "markdown" if _MARKDOWN_CODE.search(source) else "log" if re.search(r"\blog", source, re.I) else "text"
+        if _MARKDOWN_CODE.search(source):
+            return "markdown"
+        if _HTML_CODE.search(source):
+            return "html"
+        return "log" if re.search(r"\blog", source, re.I) else "text"
     return None
 
 
@@ -110,13 +117,41 @@ def _key_of(node: ast.AST, loaded: set[str]) -> str | None:
     return None
 
 
-_MENTION = re.compile(r"^(?:\.(?:html?|md|js|jsx|ts|tsx|mjs|json|ya?ml|css|py)|package\.json|SKILL\.md|AGENTS\.md|Dockerfile)$")
+_MENTION = re.compile(r"^(?:\.(?:html?|md|js|jsx|ts|tsx|mjs|json|ya?ml|css|py)|package\.json|SKILL\.md|AGENTS\.md|Dockerfile"
+                      r"|[A-Za-z][\w-]{2,40}\.(?:json|ya?ml|toml|md|html?|js|jsx|ts|tsx|py|css))$")
 
 
 def code_mentions(tree: ast.Module) -> tuple[str, ...]:
     """File suffixes and well-known file names a Python script looks for (``".html"``,
-    ``"package.json"``), from the string constants of its code."""
-    return _mentioned({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)})
+    ``"package.json"``), from the string constants of its code and the globs among them
+    (``"**/*.tsx"``)."""
+    constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return _mentioned(constants | {f".{m}" for c in constants for m in re.findall(r"\*\.(\w+)", c)})
+
+
+def directory_guard(tree: ast.Module) -> bool:
+    """Whether the script stops unless a path is a directory (``if not root.is_dir(): sys.exit(...)``):
+    the input it is given is a folder, whatever the files in it are read with."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
+            continue
+        test = node.test.operand
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr in ("is_dir", "isdir")):
+            continue
+        if any(_stops(statement) for statement in node.body):
+            return True
+    return False
+
+
+def _stops(statement: ast.stmt) -> bool:
+    if isinstance(statement, (ast.Raise, ast.Return)):
+        return True
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not isinstance(call, ast.Call):
+        return False
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr in ("exit", "error")
+    return isinstance(call.func, ast.Name) and call.func.id in ("exit", "quit")
 
 
 def shell_mentions(source: str) -> tuple[str, ...]:
@@ -128,9 +163,21 @@ def _mentioned(found: set[str]) -> tuple[str, ...]:
     return tuple(sorted(m for m in found if _MENTION.match(m)))[:8]
 
 
+def _shape_of(default: ast.expr | None) -> str:
+    if isinstance(default, ast.Dict):
+        return "mapping"
+    if isinstance(default, ast.List):
+        return "list"
+    if isinstance(default, ast.Constant) and default.value is not None:
+        value = default.value
+        return "flag" if isinstance(value, bool) else "number" if isinstance(value, int | float) else "text"
+    return "value"
+
+
 def document_keys(tree: ast.Module) -> dict[str, str]:
     """Keys the script reads straight off a loaded JSON or YAML document, with the shape its default
-    tells (``doc.get("dependencies", {})`` is a mapping, ``doc.get("items", [])`` a list)."""
+    tells (``doc.get("dependencies", {})`` is a mapping, ``doc.get("items", [])`` a list,
+    ``doc.get("limit", 60)`` a number, ``doc.get("strict", False)`` a flag)."""
     loaded = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
               and isinstance(n.value.func, ast.Attribute) and n.value.func.attr in ("load", "loads", "safe_load")
               for t in n.targets if isinstance(t, ast.Name)}
@@ -140,5 +187,27 @@ def document_keys(tree: ast.Module) -> dict[str, str]:
         if key is None or key in keys:
             continue
         default = node.args[1] if isinstance(node, ast.Call) and len(node.args) > 1 else None
-        keys[key] = "mapping" if isinstance(default, ast.Dict) else "list" if isinstance(default, ast.List) else "value"
+        keys[key] = _shape_of(default)
     return keys
+
+
+MAX_EXEMPLAR_BYTES = 256 * 1024
+MAX_EXEMPLARS = 4
+
+
+def skill_exemplars(root: Path, kind: InputKind) -> tuple[str, ...]:
+    """The skill's own files of the kind its script reads (the deck templates under ``assets/``),
+    which inputs are varied from: a page built the way the skill builds them is what its tool is
+    for. HTML only; generated records follow the fields the script reads instead."""
+    if kind != "html":
+        return ()
+    found: list[str] = []
+    for path in sorted(root.rglob("*")):
+        if (path.suffix.lower() not in (".html", ".htm") or path.is_symlink() or not path.is_file()
+                or path.stat().st_size > MAX_EXEMPLAR_BYTES):
+            continue
+        try:
+            found.append(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, OSError):
+            continue
+    return tuple(found[:MAX_EXEMPLARS])

@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from skillgym_core import clock
+
 from skillgym_builder.errors import UnsuitableSkillError
 from skillgym_builder.families import knobs as knob_rules
 from skillgym_builder.families import script_data, script_documents
@@ -81,7 +83,8 @@ class SkillScriptFamily:
             workspace["data/archive/README.txt"] = ARCHIVE_NOTE.encode()
         job = RenderJob(
             script=source(FAMILY_ID, "probe.py"),
-            params={"files": _skill_files(card), "script": call.script, "argv": list(call.argv), "interpreter": call.interpreter,
+            params={"files": _skill_files(card), "helpers": {"clock.py": _clock_source()}, "script": call.script,
+                    "argv": list(call.argv), "interpreter": call.interpreter,
                     "writes_file": call.writes_file, "inputs": inputs, "variant": variant, "timeout": 60},
             requirements=call.packages,
             produces=("probe.json", *(f"expected/{i}.out" for i in range(len(inputs)))),
@@ -127,6 +130,22 @@ class SkillScriptFamily:
                 raise UnsuitableSkillError("the skill's script gives different results on the same input", **details)
         if not probe["variant_differs"]:
             raise UnsuitableSkillError("the skill's script gives the same result for different inputs", **details)
+        for i in range(len(probe["inputs"])):
+            try:
+                rendered[f"expected/{i}.out"].decode("utf-8")
+            except UnicodeDecodeError:
+                raise UnsuitableSkillError("the skill's script writes a binary file, not text a result can be compared as",
+                                           **details) from None
+        runs = [*probe["inputs"], probe.get("variant_run", {})]
+        on_stderr = any(run.get("stream") == "stderr" for run in runs)
+        if on_stderr and not all(run.get("stream") == "stderr" or run.get("quiet", True) for run in runs):
+            raise UnsuitableSkillError("the skill's script reports on standard error for some inputs and writes "
+                                       "warnings there for others", **details)
+        if any(run["exit"] for run in probe["inputs"]):
+            # The script's verdict exit ("issues found") must not stop the reference solution.
+            output = replace(output, metadata={**output.metadata, "skill_script": {
+                **output.metadata["skill_script"], "verdict_exit": True, "report_on_stderr": on_stderr}})
+            output = _with_solutions(card, output)
         meta = output.metadata["skill_script"]
         results = [_result(path, meta["output_kind"], rendered[f"expected/{i}.out"]) for i, path in enumerate(meta["outputs"])]
         if all(r["kind"] == "json" for r in results):
@@ -142,7 +161,8 @@ class SkillScriptFamily:
         names = ["produced", "structure", "values"] + (["order"] if stable and any(_has_order(r) for r in results) else [])
         items = rubric(self.spec, names)
         expected = {"tolerance": TOLERANCE, "results": results, "items": names}
-        return replace(output, tests=verifier_files(self.spec, expected, items), render_jobs=[],
+        helpers = {"clock.py": _clock_source().encode()}
+        return replace(output, tests=verifier_files(self.spec, expected, items, helpers), render_jobs=[],
                        metadata={**output.metadata, "rubric": [i.model_dump() for i in items]})
 
 
@@ -157,12 +177,21 @@ def _as_text(card: SkillCard, output: TemplateOutput) -> TemplateOutput:
         for item in inputs:
             item["output"] = str(Path(item["output"]).with_suffix(".txt"))
     decoys = ARCHIVE_NOTE.encode() in output.workspace.values()
-    return replace(
-        output, instruction=_instruction(card, call, inputs, "text", decoys), solve_script=_solution(card, call, inputs),
-        alternative_scripts={"reformatted": _solution(card, call, inputs, reformat="text")},
+    return _with_solutions(card, replace(
+        output, instruction=_instruction(card, call, inputs, "text", decoys),
         equivalences={item["output"]: ["trailing_whitespace", "whitespace"] for item in inputs},
         metadata={**output.metadata, "skill_script": {**meta, "output_kind": "text", "inputs": inputs,
-                                                       "outputs": [item["output"] for item in inputs]}})
+                                                       "outputs": [item["output"] for item in inputs]}}))
+
+
+def _with_solutions(card: SkillCard, output: TemplateOutput) -> TemplateOutput:
+    """The reference and the reformatted alternative, rendered for the task as it now stands."""
+    call, meta = analyse(card), output.metadata["skill_script"]
+    verdict, stderr = bool(meta.get("verdict_exit")), bool(meta.get("report_on_stderr"))
+    return replace(output, solve_script=_solution(card, call, meta["inputs"], verdict=verdict, stderr=stderr),
+                   alternative_scripts={"reformatted": _solution(card, call, meta["inputs"], reformat=meta["output_kind"],
+                                                                 verdict=verdict, stderr=stderr)})
+
 
 def material(call: ScriptCall, path: str, rng: random.Random, count: int, noise: float,
              snippets: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
@@ -170,7 +199,8 @@ def material(call: ScriptCall, path: str, rng: random.Random, count: int, noise:
     inputs carry the skill's own code examples among their sections."""
     kind = call.input_kind
     if kind == "tree":
-        return {f"{path}/{rel}": text for rel, text in script_documents.tree(rng, count, noise, call.mentions).items()}
+        return {f"{path}/{rel}": text for rel, text in script_documents.tree(rng, count, noise, call.mentions,
+                                                                               dict(call.document)).items()}
     if kind in ("json", "yaml"):
         write = script_data.json_text if kind == "json" else script_data.yaml_text
         return {path: write(call.columns, rng, count, noise, call.container, call.document)}
@@ -180,7 +210,14 @@ def material(call: ScriptCall, path: str, rng: random.Random, count: int, noise:
         return {path: script_data.tsv(call.columns, rng, count, noise)}
     if kind == "markdown":
         return {path: script_documents.markdown(rng, count, noise, snippets)}
+    if kind == "html":
+        return {path: script_documents.page(rng, noise, call.exemplars)}
     return {path: (script_documents.log if kind == "log" else script_documents.text)(rng, count, noise)}
+
+
+def _clock_source() -> str:
+    """The stamp masking the probe and the verifier share, shipped as its source."""
+    return Path(clock.__file__).read_text(encoding="utf-8")
 
 
 def _skill_files(card: SkillCard) -> dict[str, str]:
@@ -225,7 +262,8 @@ def _has_order(result: dict[str, Any]) -> bool:
     return any(len({json.dumps(x, sort_keys=True) for x in items}) >= 2 for items in found)
 
 
-def _solution(card: SkillCard, call: ScriptCall, inputs: list[dict[str, Any]], reformat: str | None = None) -> str:
+def _solution(card: SkillCard, call: ScriptCall, inputs: list[dict[str, Any]], reformat: str | None = None,
+              verdict: bool = False, stderr: bool = False) -> str:
     """Like an agent: read the skill, look at the data, run the skill's script the way it says."""
     skill = f"/skills/{card.dir_name}"
     lines = ["#!/usr/bin/env bash", "# Reference solution: read the skill, look at the exports, run the skill's script.",
@@ -234,7 +272,9 @@ def _solution(card: SkillCard, call: ScriptCall, inputs: list[dict[str, Any]], r
         lines.append(f"ls -R {item['input']}" if call.input_kind == "tree" else f"head -n 3 {item['input']}")
         target = item["output"] if reformat is None else f"/tmp/{Path(item['output']).name}"
         command = shlex.join(call.command(f"{skill}/{call.script}", item["input"], target))
-        lines.append(command if call.writes_file else f"{command} > {shlex.quote(target)}")
+        command = command if call.writes_file else f"{command} > {shlex.quote(target)}{' 2>&1' if stderr else ''}"
+        # exit status 1 is the script's verdict on this input (it found issues), with its result written
+        lines.append(f"{command} || [ $? -eq 1 ]" if verdict else command)
         if reformat == "json":
             lines.append(f"python3 -c 'import json,sys; json.dump(json.load(open(sys.argv[1])), open(sys.argv[2], \"w\"), "
                          f"indent=1, sort_keys=True)' {shlex.quote(target)} {shlex.quote(item['output'])}")

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillgym_core.clock import same_but_clock
 from skillgym_core.contracts.task import TaskDir
 from skillgym_core.taskrun import TaskRunner, VerifierOutcome
 
@@ -43,8 +44,9 @@ class TrialContext:
     scripts: ScriptRunner
 
     def same_outputs(self, workspace: Path) -> bool:
+        """Whether the run left the reference's outputs, but for the moment each was made."""
         files = workspace_files(workspace)
-        return all(files.get(rel) == data for rel, data in self.reference.items())
+        return all(same_but_clock(files.get(rel), data) for rel, data in self.reference.items())
 
     def judged(self, name: str, kind: TrialKind, workspace: Path) -> TrialResult:
         outcome = self.runner.verify(self.task, workspace)

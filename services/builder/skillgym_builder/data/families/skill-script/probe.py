@@ -1,12 +1,21 @@
 """Runs a skill's own script on generated inputs (inside the build sandbox): twice per input
 to see that its result is deterministic, and once on a variant to see that it depends on the
 input. Writes probe.json and each input's result under expected/; never fails itself, so the
-builder can say why a script is unusable."""
+builder can say why a script is unusable.
+
+A result is taken as the same command gives it in the task: the run's own folder reads as the
+task's working directory, and a stamp of the moment it ran is masked (the verifier masks the
+agent's the same way). Exit status 1 with a result and no traceback is a checker's verdict
+("issues found"), not a failure, when both runs agree on it; a checker that prints nothing and
+reports on standard error gives that report as its result."""
 
 import json
 import os
 import subprocess
 import sys
+
+WORKDIR = b"/app"
+VERDICT_EXIT = 1
 
 
 def canonical(data):
@@ -50,9 +59,32 @@ def run(params, root, tag, item, reverse=False):
         if os.path.isfile(target):
             with open(target, "rb") as handle:
                 result = handle.read()
-    failed = done.returncode != 0 or not result.strip()
-    return {"ok": not failed, "exit": done.returncode,
+    stream = "stdout"
+    if (not params["writes_file"] and not result.strip() and done.returncode == VERDICT_EXIT
+            and is_verdict(done.stderr, b"") and len(done.stderr.strip().splitlines()) >= 2):
+        # a checker that reports its findings on standard error, as validators do (one line is
+        # the message a script stops with)
+        result, stream = done.stderr, "stderr"
+    result = as_in_task(result, folder)
+    verdict = done.returncode == VERDICT_EXIT and is_verdict(result, done.stderr)
+    failed = (done.returncode != 0 and not verdict) or not result.strip()
+    return {"ok": not failed, "exit": done.returncode, "stream": stream, "quiet": not done.stderr.strip(),
             "stderr": done.stderr.decode("utf-8", "replace")[-800:] if failed else ""}, result
+
+
+def as_in_task(result, folder):
+    """The result as the task's working directory gives it, with the moment it ran masked."""
+    from clock import mask_bytes
+
+    for path in {os.path.realpath(folder), os.path.abspath(folder)}:
+        result = result.replace(path.encode(), WORKDIR)
+    return mask_bytes(result)
+
+
+def is_verdict(result, stderr):
+    first = result.strip().split(b"\n", 1)[0].lower()
+    return (b"Traceback (most recent call last)" not in stderr and bool(result.strip())
+            and not first.startswith((b"error", b"usage", b"fatal", b"no such", b"cannot", b"can't")))
 
 
 def main():
@@ -60,6 +92,12 @@ def main():
         params = json.load(handle)
     out = sys.argv[2]
     root = os.path.join(out, "work")
+    helpers = os.path.join(out, "helpers")
+    os.makedirs(helpers, exist_ok=True)
+    for name, text in params.get("helpers", {}).items():
+        with open(os.path.join(helpers, name), "w", encoding="utf-8") as handle:
+            handle.write(text)
+    sys.path.insert(0, helpers)
     for rel, text in params["files"].items():
         path = os.path.join(root, "skill", rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -69,9 +107,11 @@ def main():
     report = {"inputs": []}
     first_result = None
     for index, item in enumerate(params["inputs"]):
-        first, result = run(params, root, f"{index}-a", item)
-        second, again = run(params, root, f"{index}-b", item, reverse=True)
-        first["deterministic"] = first["ok"] and second["ok"] and result == again
+        # the inputs one after another in one folder, as the reference solution runs them in the task
+        first, result = run(params, root, "a", item)
+        second, again = run(params, root, "b", item, reverse=True)
+        first["deterministic"] = (first["ok"] and second["ok"] and result == again and first["exit"] == second["exit"]
+                                  and first["stream"] == second["stream"])
         first["same_but_order"] = first["ok"] and second["ok"] and canonical(result) == canonical(again)
         report["inputs"].append(first)
         with open(os.path.join(out, "expected", f"{index}.out"), "wb") as handle:
@@ -80,6 +120,7 @@ def main():
             first_result = result
     variant, varied = run(params, root, "variant", params["variant"])
     report["variant_ok"] = variant["ok"]
+    report["variant_run"] = variant
     report["variant_differs"] = variant["ok"] and varied != first_result
     with open(os.path.join(out, "probe.json"), "w", encoding="utf-8") as handle:
         json.dump(report, handle)
