@@ -200,6 +200,11 @@ def _is_installer(hit: Hit) -> bool:
     return hit.rule == "runtime.network.download_command" and bool(_PIPED_INSTALLER.search(hit.excerpt[hit.column:]))
 
 
+def _table_row(hit: Hit) -> bool:
+    """A login named in a Markdown table (the modes an app supports) is not a step that logs in."""
+    return hit.rule == "runtime.credentials.login" and hit.excerpt.lstrip().startswith("|")
+
+
 def network_annotation(
     hits: list[Hit], shape: Outline, *, network_tools: list[str], credential_hits: list[Hit],
     data_builders: frozenset[str] = frozenset(),
@@ -236,9 +241,11 @@ def network_annotation(
             counted.append(hit)
         else:
             discounted.append((hit, worded))
-    credential_hits = [h for h in credential_hits if not _OWN_SECRET.fullmatch(h.excerpt[h.column:h.end])]
+    credential_hits = [h for h in credential_hits if not _OWN_SECRET.fullmatch(h.excerpt[h.column:h.end])
+                       and not _table_row(h)]
     # allowed-tools grants web access; it is a need when the skill's text also reaches for the network
-    tools_used = bool(network_tools) and bool(counted or discounted)
+    # (not when the only addresses are in a reference section or a template of the reader's own docs)
+    tools_used = bool(network_tools) and bool(counted or [h for h, s in discounted if s is not Stance.REFERENCE])
     required = bool(counted or tools_used or credential_hits)
     value = {
         "required": required,

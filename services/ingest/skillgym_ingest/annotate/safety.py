@@ -37,12 +37,16 @@ SAFETY_RULES = [
          r"pastebin\.com|glot\.io|transfer\.sh|paste\.ee|hastebin\.com)/)\S*",
          ["http"]),
     rule("safety.fake_prerequisite.binary_download",
-         r"\b(?:download|install|run)\b[^\n]{0,80}https?://\S+\.(?:exe|msi|dmg|pkg|scr|bat|apk)\b",
+         # an address with a placeholder in it ({owner}, <repo>) is a template for the reader's own release
+         r"\b(?:download|install|run)\b[^\n]{0,80}https?://[^\s{}<>]+\.(?:exe|msi|dmg|pkg|scr|bat|apk)\b",
          [".exe", ".msi", ".dmg", ".pkg", ".scr", ".bat", ".apk"]),
     rule("safety.fake_prerequisite.archive_password",
-         r"\b(?:password|passcode|pass)\s*[:=]?\s*[`'\"]?\w+[`'\"]?[^\n]{0,60}\b(?:zip|archive|extract|unzip|7z|rar)\b|"
-         r"\b(?:zip|archive|extract|unzip|7z|rar)\b[^\n]{0,60}\bpassword\b", ["password", "passcode", "pass:", "pass="]),
-    rule("safety.secret.aws_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", ["akia", "asia"], "all", 0),
+         r"\b(?:password|passcode|pass)\s*(?:is\b|[:=])\s*[`'\"]?\w+[`'\"]?[^\n]{0,60}\b(?:zip|archive|extract|unzip|7z|rar)\b|"
+         # the archive's password is given ("password: x", "password is x"), not a document's protection named
+         r"\b(?:zip|archive|extract|unzip|7z|rar)\b[^\n]{0,60}\bpassword\b\s*(?:is\b|[:=])\s*[`'\"]?\w+",
+         ["password", "passcode", "pass:", "pass="]),
+    # AWS's own documented example key ends in EXAMPLE
+    rule("safety.secret.aws_key", r"\b(?:AKIA|ASIA)(?![0-9A-Z]{9}EXAMPLE\b)[0-9A-Z]{16}\b", ["akia", "asia"], "all", 0),
     rule("safety.secret.private_key", r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP )?PRIVATE KEY(?: BLOCK)?-----",
          ["private key"], "all", 0),
     rule("safety.secret.github_token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{60,}",
@@ -50,7 +54,9 @@ SAFETY_RULES = [
     rule("safety.secret.api_token", r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{32,}|\bxox[abprs]-[A-Za-z0-9-]{20,}|"
          r"\bAIza[0-9A-Za-z_-]{35}\b|\bglpat-[A-Za-z0-9_-]{20}\b", ["sk-", "xox", "aiza", "glpat-"], "all", 0),
     rule("safety.secret.assignment", r"(?i:\b(?:api[_-]?key|secret|password|passwd|token)\b)\s*[:=]\s*['\"]"
-         r"(?!(?i:your|xxx|<|\$|\{|example|changeme|placeholder|test|dummy|none|null|\*))[A-Za-z0-9_\-+/=]{16,}['\"]",
+         # words joined by hyphens ('plain-text-password') name a value in an example, they are no secret
+         r"(?!(?i:your|xxx|<|\$|\{|example|changeme|placeholder|test|dummy|none|null|\*))(?![a-z]+(?:[-_][a-z]+)+['\"])"
+         r"[A-Za-z0-9_\-+/=]{16,}['\"]",
          ["key", "secret", "password", "passwd", "token"], "code", 0),
 ]
 _BLOB_EXEMPT_SUFFIXES = frozenset({".json", ".svg", ".ipynb", ".css", ".html", ".htm", ".xml"})
@@ -64,7 +70,8 @@ OFFICIAL_INSTALLERS = re.compile(
     r"deb\.nodesource\.com/setup_|get\.pnpm\.io/install\.sh|pyenv\.run|get\.k3s\.io|"
     r"raw\.githubusercontent\.com/nvm-sh/nvm/v[\d.]+/install\.sh|cli\.github\.com/|sdk\.cloud\.google\.com|"
     r"claude\.ai/install\.sh|install\.determinate\.systems/nix|nixos\.org/nix/install|"
-    r"raw\.githubusercontent\.com/kubernetes-sigs/kind/|fnm\.vercel\.app/install|tailscale\.com/install\.sh)"
+    r"raw\.githubusercontent\.com/kubernetes-sigs/kind/|fnm\.vercel\.app/install|tailscale\.com/install\.sh|"
+    r"code-server\.dev/install\.sh)"
 )
 _URL = re.compile(r"https?://[^\s|'\"`)]+")
 # an address at a shortener or paste site is a prerequisite when the line asks to fetch or run it
