@@ -61,6 +61,20 @@ def test_web_tools_allowed_but_never_reached_for_are_not_a_need(tmp_path: Path) 
     assert not network["required"] and network["signals"] == []
 
 
+def test_what_others_fetch_or_a_table_lists_is_no_network_need(tmp_path: Path) -> None:
+    """A font a written report links to is fetched by whoever opens it; a table of the login modes
+    an app supports is no login; a template of the reader's own release link, under web tools the
+    skill never reaches for otherwise, is no need."""
+    report = 'HEAD = """<link href="https://fonts.googleapis.com/css2?family=Lora" rel="stylesheet">"""\n'
+    assert not runtime(tmp_path / "a", {"scripts/report.py": report})["network"].value["required"]
+    table = GOOD_BODY + "\n| Mode | Email Signup | Google OAuth Signup | Email Login |\n|---|---|---|---|\n| on | yes | yes | yes |\n"
+    assert not runtime(tmp_path / "b", {}, table)["network"].value["required"]
+    front = "name: go-docs\ndescription: Write Go documentation.\nallowed-tools: Read WebFetch\n"
+    template = (GOOD_BODY + "\n## Further reading\n\n- Install the release with "
+                "`curl -sSL https://downloads.example.org/{repo}.tar.gz -o {repo}.tgz`\n")
+    assert not runtime(tmp_path / "c", {}, template, front_matter=front)["network"].value["required"]
+
+
 def test_install_lines_and_readme_clones_are_not_runtime_network(tmp_path: Path) -> None:
     body = GOOD_BODY + "\n```bash\npip install pandas\n```\n"
     files = {"README.md": "Install: git clone https://github.com/me/skill\n"}

@@ -196,6 +196,15 @@ def _is_written_file(hit: Hit, shape: Outline) -> bool:
     return hit.file == shape.path and shape.fence_language(hit.line) in _WRITTEN_FILE_FENCES
 
 
+# an address in markup a script writes (a report's stylesheet or font) is fetched by whoever opens
+# the page, not by the skill
+_MARKUP_ADDRESS = re.compile(r"<(?:link|script|img|source|iframe|a)\b[^>]*\b(?:href|src)\s*=\s*[\"']?https?://", re.I)
+
+
+def _in_markup(hit: Hit) -> bool:
+    return hit.rule == "runtime.network.api_endpoint" and bool(_MARKUP_ADDRESS.search(hit.excerpt))
+
+
 def _is_installer(hit: Hit) -> bool:
     return hit.rule == "runtime.network.download_command" and bool(_PIPED_INSTALLER.search(hit.excerpt[hit.column:]))
 
@@ -230,6 +239,7 @@ def network_annotation(
         if _in_a_comment(hit):
             continue
         if (hit.rule in _NOT_BY_ITSELF or _is_written_file(hit, shape) or _prose_rule_in_code(hit, shape)
+                or _in_markup(hit)
                 or hit.file in data_builders
                 or (hit.rule == "runtime.network.remote_cli" and _LOCAL_ABLE.match(hit.excerpt[hit.column:]))):
             discounted.append((hit, Stance.OPTIONAL))
