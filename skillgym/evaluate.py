@@ -34,17 +34,24 @@ class ValidatedTask:
     category: str | None
 
 
-def validated_tasks(store: Store, skills: Sequence[str] | None = None) -> list[ValidatedTask]:
-    """Every task the validator accepted, optionally only those of the given skill ids."""
-    tasks = []
+def validation_records(store: Store, skills: Sequence[str] | None = None) -> list[tuple[ValidatedTask, dict[str, Any]]]:
+    """Every task the validator accepted with its validation record, optionally only those of the
+    given skill ids."""
+    found = []
     for key in store.list("tasks/"):
         if not key.endswith("/validation.json"):
             continue
         record = json.loads(store.get_bytes(key))
         if not record.get("valid") or (skills and record.get("skill_id") not in skills):
             continue
-        tasks.append(ValidatedTask(record["task_id"], record["skill_id"], record["package_key"], record.get("category")))
-    return tasks
+        task = ValidatedTask(record["task_id"], record["skill_id"], record["package_key"], record.get("category"))
+        found.append((task, record))
+    return found
+
+
+def validated_tasks(store: Store, skills: Sequence[str] | None = None) -> list[ValidatedTask]:
+    """Every task the validator accepted, optionally only those of the given skill ids."""
+    return [task for task, _ in validation_records(store, skills)]
 
 
 def _free_port() -> int:

@@ -16,19 +16,17 @@ import argparse
 import json
 import shutil
 import tomllib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillgym_core import keys
 from skillgym_core.archive import unpack_dir
 from skillgym_core.errors import SkillGymError
 from skillgym_core.store.base import Store
 from skillgym_core.store.local import open_run_store
 
 from skillgym.console import console
-from skillgym.evaluate import ValidatedTask, validated_tasks
+from skillgym.evaluate import ValidatedTask, validation_records
 
 INDEX = "tasks.jsonl"
 TASKS_DIR = "tasks"
@@ -74,11 +72,6 @@ def index_row(task: ValidatedTask, root: Path, out: Path, validation: dict[str, 
     }
 
 
-def _tasks(store: Store, skills: list[str] | None) -> Iterator[tuple[ValidatedTask, dict[str, Any]]]:
-    for task in validated_tasks(store, skills):
-        yield task, json.loads(store.get_bytes(keys.task_validation(task.task_id)))
-
-
 def export_tasks(store: Store, out: Path, *, skills: list[str] | None = None, force: bool = False) -> ExportResult:
     """Write every validated task of ``store`` under ``out`` and the index beside them."""
     if out.exists() and any(out.iterdir()) and not force:
@@ -87,7 +80,7 @@ def export_tasks(store: Store, out: Path, *, skills: list[str] | None = None, fo
         shutil.rmtree(out)
     (out / TASKS_DIR).mkdir(parents=True)
     result = ExportResult()
-    for task, validation in sorted(_tasks(store, skills), key=lambda pair: pair[0].task_id):
+    for task, validation in sorted(validation_records(store, skills), key=lambda pair: pair[0].task_id):
         root = out / TASKS_DIR / task.task_id
         try:
             unpack_dir(store.get_bytes(task.package_key), root)
