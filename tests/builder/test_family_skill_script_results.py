@@ -149,3 +149,33 @@ def test_a_checker_reporting_on_standard_error_gets_decks_varied_from_the_skills
     ok, solved = built.solve()
     assert ok and built.verify(solved).passed
     assert not built.untouched().passed
+
+
+ICON_MD = ("---\nname: app-icons\ndescription: Prepares app store icons.\n---\n"
+           "Validate the final icon with `python3 scripts/check_icon.py /path/to/icon.png`.\n")
+ICON_PY = '''\
+    """Check an app icon: a square PNG of 1200 pixels a side."""
+    import struct, sys
+    data = open(sys.argv[1], "rb").read()
+    if not data.startswith(b"\\x89PNG\\r\\n\\x1a\\n"):
+        print("status=fail\\nerror=not a PNG")
+        sys.exit(1)
+    width, height = struct.unpack(">II", data[16:24])
+    alpha = data[25] in (4, 6)
+    problems = [f"expected 1200x1200, got {width}x{height}"] if (width, height) != (1200, 1200) else []
+    print(f"size={width}x{height}", f"alpha={alpha}", f"status={'fail' if problems else 'pass'}", *problems, sep="\\n")
+    sys.exit(1 if problems else 0)
+'''
+
+
+def test_an_image_checker_gets_generated_images(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    card = card_for("app-icons", None, folder=write_skill(tmp_path / "s", ICON_MD, {"scripts/check_icon.py": ICON_PY}))
+    assert analyse(card).input_kind == "image"
+    built = build(SkillScriptFamily(), card, KNOBS, tmp_path / "b", env_provider, seed=2)
+    meta = built.extra("skill_script")
+    images = [(built.task.root / "environment/workspace" / item["input"]).read_bytes() for item in meta["inputs"]]
+    assert all(image.startswith(b"\x89PNG\r\n\x1a\n") for image in images) and len(set(images)) == len(images)
+    assert "images" in built.task.instruction() and "check_icon" not in built.task.instruction()
+    ok, solved = built.solve()
+    assert ok and built.verify(solved).passed
+    assert not built.untouched().passed

@@ -58,7 +58,7 @@ _FAILURE_RANK = {"script_reads_no_input": 0, "script_unparsable": 1, "script_inv
                  "script_imports": 4, "script_columns": 5}
 DEFAULT_STEM: dict[str, str] = {"csv": "records", "tsv": "records", "json": "records", "yaml": "config",
                                 "markdown": "notes", "html": "page", "text": "document", "log": "service",
-                                "tree": "project"}
+                                "tree": "project", "image": "image"}
 _PLACEHOLDER = re.compile(r"^(?:<[^>]+>|\[[^\]]+\]|\{[^}]+\}|[A-Z][A-Z_]*)$")
 
 

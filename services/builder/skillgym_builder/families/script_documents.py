@@ -9,6 +9,8 @@ import datetime as dt
 import json
 import random
 import re
+import struct
+import zlib
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
@@ -283,3 +285,43 @@ def tree(rng: random.Random, size: int, noise: float, wanted: tuple[str, ...] = 
         else:
             files[mention] = _named(rng, mention, package, keys or {})
     return files
+
+
+IMAGE_SIZES = ((1200, 1200), (1024, 1024), (512, 512), (1600, 900), (800, 600), (640, 640), (1200, 628))
+
+
+def image(rng: random.Random) -> bytes:
+    """A PNG drawn for one input: a size from those image checks expect and miss (square icons,
+    banners), RGB or RGBA with a transparent margin, a background and a few blocks of colour."""
+    width, height = rng.choice(IMAGE_SIZES)
+    alpha = rng.random() < 0.5
+    background = tuple(rng.randrange(256) for _ in range(3))
+    blocks = [(rng.randrange(width), rng.randrange(height), rng.randrange(20, width // 2), rng.randrange(20, height // 2),
+               tuple(rng.randrange(256) for _ in range(3))) for _ in range(rng.randint(1, 4))]
+    margin = rng.choice((0, 0, width // 20)) if alpha else 0
+    size = 4 if alpha else 3
+
+    def pixel(colour: tuple[int, ...], opaque: bool = True) -> bytes:
+        return bytes(colour) + (bytes([255 if opaque else 0]) if alpha else b"")
+
+    clear = pixel(background, opaque=False) * width
+    rows = []
+    for y in range(height):
+        if alpha and (y < margin or y >= height - margin):
+            rows.append(b"\x00" + clear)
+            continue
+        row = bytearray(pixel(background) * width)
+        for bx, by, bw, bh, fill in blocks:
+            if by <= y < by + bh:
+                end = min(width, bx + bw)
+                row[bx * size:end * size] = pixel(fill) * (end - bx)
+        if margin:
+            row[:margin * size] = clear[:margin * size]
+            row[(width - margin) * size:] = clear[:margin * size]
+        rows.append(b"\x00" + bytes(row))
+    header = struct.pack(">IIBBBBB", width, height, 8, 6 if alpha else 2, 0, 0, 0)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"".join(rows), 6)) + chunk(b"IEND", b"")

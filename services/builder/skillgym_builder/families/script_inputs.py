@@ -9,17 +9,18 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-InputKind = Literal["csv", "tsv", "json", "yaml", "markdown", "html", "text", "log", "tree"]
+InputKind = Literal["csv", "tsv", "json", "yaml", "markdown", "html", "text", "log", "tree", "image"]
 # Kinds whose records carry fields the script reads by name.
 RECORD_KINDS = frozenset({"csv", "tsv", "json", "yaml"})
 SUFFIX: dict[str, str] = {"csv": ".csv", "tsv": ".tsv", "json": ".json", "yaml": ".yaml", "markdown": ".md", "html": ".html",
-                          "text": ".txt", "log": ".log", "tree": ""}
+                          "text": ".txt", "log": ".log", "tree": "", "image": ".png"}
 NOUN: dict[str, str] = {"csv": "CSV exports", "tsv": "tab-separated exports", "json": "JSON exports",
                         "yaml": "YAML files", "markdown": "Markdown documents", "html": "HTML pages", "text": "text documents",
-                        "log": "log files", "tree": "project snapshots"}
+                        "log": "log files", "tree": "project snapshots", "image": "images"}
 _EXTENSIONS: dict[str, InputKind] = {".csv": "csv", ".tsv": "tsv", ".json": "json", ".yaml": "yaml", ".yml": "yaml",
                                      ".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html",
-                                     ".txt": "text", ".log": "log"}
+                                     ".txt": "text", ".log": "log", ".png": "image", ".jpg": "image", ".jpeg": "image",
+                                     ".webp": "image", ".gif": "image", ".bmp": "image"}
 _WORDS: tuple[tuple[re.Pattern[str], InputKind], ...] = (
     (re.compile(r"\bcsv\b", re.I), "csv"),
     (re.compile(r"\btsv\b|tab[- ]separated", re.I), "tsv"),
@@ -29,6 +30,7 @@ _WORDS: tuple[tuple[re.Pattern[str], InputKind], ...] = (
     (re.compile(r"\bhtml?\b|web ?page", re.I), "html"),
     (re.compile(r"\blogs?\b|log[_ ]?file", re.I), "log"),
     (re.compile(r"\b(?:dir|directory|folder|project|repo|repository|codebase|root|src|source[_ ]?dir)\b", re.I), "tree"),
+    (re.compile(r"\b(?:image|img|icon|logo|photo|picture|screenshot|png|jpe?g)s?\b", re.I), "image"),
 )
 _TREE_CALLS = frozenset({"walk", "rglob", "iterdir", "listdir", "scandir", "glob"})
 _TEXT_CALLS = frozenset({"read", "read_text", "readlines", "readline"})
@@ -63,6 +65,8 @@ def kind_from_code(tree: ast.Module) -> InputKind | None:
         return "json"
     if "yaml" in names and attrs & {"safe_load", "load", "safe_load_all"}:
         return "yaml"
+    if "Image" in names and "open" in attrs:  # Pillow's Image.open
+        return "image"
     if attrs & _TREE_CALLS or names & {"walk", "listdir"}:
         return "tree"
     if attrs & _TEXT_CALLS or _iterates_open_file(tree):

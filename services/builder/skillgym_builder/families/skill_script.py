@@ -7,6 +7,7 @@ or its options."""
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import shlex
@@ -72,23 +73,25 @@ class SkillScriptFamily:
             path = f"data/{stem}{SUFFIX[call.input_kind]}"
             inputs.append({"input": path, "output": f"out/{stem}{call.suffix}",
                            "files": material(call, path, rng, count, noise, snippets)})
-        variant = {**inputs[0], "files": material(call, inputs[0]["input"], random.Random(f"{seed}:variant"), count, noise, snippets)}
-        workspace = {rel: text.encode() for item in inputs for rel, text in item["files"].items()}
+        variants = [{**inputs[0], "files": material(call, inputs[0]["input"], random.Random(f"{seed}:variant{n or ''}"), count,
+                                                    noise, snippets)} for n in range(2)]
+        workspace = {rel: _bytes(data) for item in inputs for rel, data in item["files"].items()}
         protected = sorted(workspace)
         for index in range(int(values["distractor_files"])):
             item = inputs[index % len(inputs)]
             stale = f"data/archive/{Path(item['input']).stem}_v{index + 1}{SUFFIX[call.input_kind]}"
-            workspace.update({rel: text.encode() for rel, text in material(call, stale, rng, max(10, count // 4), noise, snippets).items()})
+            workspace.update({rel: _bytes(data) for rel, data in material(call, stale, rng, max(10, count // 4), noise, snippets).items()})
         if values["distractor_files"]:
             workspace["data/archive/README.txt"] = ARCHIVE_NOTE.encode()
         job = RenderJob(
             script=source(FAMILY_ID, "probe.py"),
             params={"files": _skill_files(card), "helpers": {"clock.py": _clock_source()}, "script": call.script,
                     "argv": list(call.argv), "interpreter": call.interpreter,
-                    "writes_file": call.writes_file, "inputs": inputs, "variant": variant, "timeout": 60},
+                    "writes_file": call.writes_file, "inputs": [_for_probe(item) for item in inputs],
+                    "variants": [_for_probe(variant) for variant in variants], "timeout": 60},
             requirements=call.packages,
             produces=("probe.json", *(f"expected/{i}.out" for i in range(len(inputs)))),
-            timeout_s=60.0 * (2 * len(inputs) + 1) + 30,
+            timeout_s=60.0 * (2 * len(inputs) + 2) + 30,
         )
         claim = SkillClaim(claimed=True, reason=f"the expected results are what the skill's own {call.script} computes; "
                            "its options and conventions are stated only in the skill",
@@ -194,7 +197,7 @@ def _with_solutions(card: SkillCard, output: TemplateOutput) -> TemplateOutput:
 
 
 def material(call: ScriptCall, path: str, rng: random.Random, count: int, noise: float,
-             snippets: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
+             snippets: Sequence[tuple[str, str]] = ()) -> dict[str, str | bytes]:
     """The workspace files of one input at ``path`` (a directory, for a project snapshot); Markdown
     inputs carry the skill's own code examples among their sections."""
     kind = call.input_kind
@@ -212,7 +215,20 @@ def material(call: ScriptCall, path: str, rng: random.Random, count: int, noise:
         return {path: script_documents.markdown(rng, count, noise, snippets)}
     if kind == "html":
         return {path: script_documents.page(rng, noise, call.exemplars)}
+    if kind == "image":
+        return {path: script_documents.image(rng)}
     return {path: (script_documents.log if kind == "log" else script_documents.text)(rng, count, noise)}
+
+
+def _bytes(data: str | bytes) -> bytes:
+    return data if isinstance(data, bytes) else data.encode()
+
+
+def _for_probe(item: dict[str, Any]) -> dict[str, Any]:
+    """An input as the probe's parameters carry it: binary files (images) in base64."""
+    files = {rel: {"base64": base64.b64encode(data).decode()} if isinstance(data, bytes) else data
+             for rel, data in item["files"].items()}
+    return {**item, "files": files}
 
 
 def _clock_source() -> str:
@@ -269,7 +285,8 @@ def _solution(card: SkillCard, call: ScriptCall, inputs: list[dict[str, Any]], r
     lines = ["#!/usr/bin/env bash", "# Reference solution: read the skill, look at the exports, run the skill's script.",
              "set -euo pipefail", "cd /app", f"sed -n '1,80p' {skill}/SKILL.md", "ls -R data", "mkdir -p out"]
     for item in inputs:
-        lines.append(f"ls -R {item['input']}" if call.input_kind == "tree" else f"head -n 3 {item['input']}")
+        look = {"tree": "ls -R", "image": "ls -l"}.get(call.input_kind, "head -n 3")
+        lines.append(f"{look} {item['input']}")
         target = item["output"] if reformat is None else f"/tmp/{Path(item['output']).name}"
         command = shlex.join(call.command(f"{skill}/{call.script}", item["input"], target))
         command = command if call.writes_file else f"{command} > {shlex.quote(target)}{' 2>&1' if stderr else ''}"

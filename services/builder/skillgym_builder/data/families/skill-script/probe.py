@@ -9,6 +9,7 @@ agent's the same way). Exit status 1 with a result and no traceback is a checker
 ("issues found"), not a failure, when both runs agree on it; a checker that prints nothing and
 reports on standard error gives that report as its result."""
 
+import base64
 import json
 import os
 import subprocess
@@ -42,8 +43,9 @@ def run(params, root, tag, item, reverse=False):
     # listing order is told apart from one that follows the data.
     for rel, text in sorted(item["files"].items(), reverse=reverse):
         os.makedirs(os.path.join(folder, os.path.dirname(rel)), exist_ok=True)
-        with open(os.path.join(folder, rel), "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        data = base64.b64decode(text["base64"]) if isinstance(text, dict) else text.encode("utf-8")
+        with open(os.path.join(folder, rel), "wb") as handle:
+            handle.write(data)
     target = os.path.join(folder, item["output"])
     script = os.path.join(root, "skill", params["script"])
     argv = [a.replace("{input}", item["input"]).replace("{output}", item["output"]) for a in params["argv"]]
@@ -118,10 +120,15 @@ def main():
             handle.write(result)
         if index == 0:
             first_result = result
-    variant, varied = run(params, root, "variant", params["variant"])
-    report["variant_ok"] = variant["ok"]
-    report["variant_run"] = variant
-    report["variant_differs"] = variant["ok"] and varied != first_result
+    # inputs drawn again: a result that follows the input differs on one of them (a check whose
+    # result takes few values may agree with the first input on one draw)
+    report["variant_differs"] = False
+    for index, item in enumerate(params["variants"]):
+        variant, varied = run(params, root, f"variant-{index}", item)
+        report["variant_ok"], report["variant_run"] = variant["ok"], variant
+        if variant["ok"] and varied != first_result:
+            report["variant_differs"] = True
+            break
     with open(os.path.join(out, "probe.json"), "w", encoding="utf-8") as handle:
         json.dump(report, handle)
 
