@@ -1,9 +1,9 @@
 """Any category: a skill that ships a script run on one input (Python, or shell as SKILL.md shows
 it) gets a task whose shortest path is that script. Inputs of the kind it reads (CSV, TSV, JSON,
-YAML with the fields it reads; Markdown, text, logs, a project directory) are generated per
-instance; the builder runs the script on them in the sandbox (twice, and on a variant) and hides
-its result as the expectation; the agent is told the goal and where results go, never the script
-or its options."""
+YAML with the fields it reads; Markdown, HTML, text, logs, images, a project directory) are
+generated per instance; the builder runs the script on them in the sandbox (twice, and on inputs
+drawn again) and hides its result as the expectation; the agent is told the goal and where
+results go, never the script or its options."""
 
 from __future__ import annotations
 

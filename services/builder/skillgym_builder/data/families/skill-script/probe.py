@@ -1,5 +1,5 @@
 """Runs a skill's own script on generated inputs (inside the build sandbox): twice per input
-to see that its result is deterministic, and once on a variant to see that it depends on the
+to see that its result is deterministic, and on inputs drawn again to see that it depends on the
 input. Writes probe.json and each input's result under expected/; never fails itself, so the
 builder can say why a script is unusable.
 
