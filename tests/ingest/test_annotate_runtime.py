@@ -68,7 +68,8 @@ def test_what_others_fetch_or_a_table_lists_is_no_network_need(tmp_path: Path) -
     report = 'HEAD = """<link href="https://fonts.googleapis.com/css2?family=Lora" rel="stylesheet">"""\n'
     assert not runtime(tmp_path / "a", {"scripts/report.py": report})["network"].value["required"]
     table = GOOD_BODY + "\n| Mode | Email Signup | Google OAuth Signup | Email Login |\n|---|---|---|---|\n| on | yes | yes | yes |\n"
-    assert not runtime(tmp_path / "b", {}, table)["network"].value["required"]
+    listed = runtime(tmp_path / "b", {}, table)
+    assert not listed["network"].value["required"] and not listed["credentials"].value["required"]
     front = "name: go-docs\ndescription: Write Go documentation.\nallowed-tools: Read WebFetch\n"
     template = (GOOD_BODY + "\n## Further reading\n\n- Install the release with "
                 "`curl -sSL https://downloads.example.org/{repo}.tar.gz -o {repo}.tgz`\n")

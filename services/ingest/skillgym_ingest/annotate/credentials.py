@@ -11,7 +11,7 @@ import re
 
 from skillgym_core.contracts.skill import Annotation, Evidence
 
-from skillgym_ingest.annotate.qualifiers import Outline, Stance, distinct, gap, stance
+from skillgym_ingest.annotate.qualifiers import Outline, Stance, distinct, gap, in_table_row, stance
 from skillgym_ingest.annotate.rules import Hit, rule
 from skillgym_ingest.content import SCRIPT_LANGUAGES, suffix_of
 
@@ -71,6 +71,8 @@ def qualified(hits: list[Hit], key_hits: list[Hit], shape: Outline) -> tuple[lis
     for hit in hits:
         if hit.rule == "runtime.credentials.named" and not _asks_for(hit):
             continue
+        if hit.rule == "runtime.credentials.login" and in_table_row(hit):
+            continue  # the login modes an app supports, listed: not a step that logs in
         worded = stance(hit, shape)
         if worded is Stance.STATED:
             counted.append(hit)

@@ -11,7 +11,16 @@ import re
 
 from skillgym_core.contracts.skill import Annotation, Evidence
 
-from skillgym_ingest.annotate.qualifiers import Outline, Stance, distinct, gap, is_prose, sentence_around, stance
+from skillgym_ingest.annotate.qualifiers import (
+    Outline,
+    Stance,
+    distinct,
+    gap,
+    in_table_row,
+    is_prose,
+    sentence_around,
+    stance,
+)
 from skillgym_ingest.annotate.rules import Hit, rule
 from skillgym_ingest.annotate.services import API_SUFFIX, REMOTE_VERB, SERVICE_NAMES, SERVICE_PATTERN
 
@@ -186,7 +195,7 @@ def _prose_rule_in_code(hit: Hit, shape: Outline) -> bool:
     language = shape.fence_language(hit.line)
     if language == "" and _DIAGRAM_STEP.match(hit.excerpt):
         return False  # an untagged block of arrows and words is a flow diagram of the procedure
-    return language is not None or hit.excerpt.lstrip().startswith("|")
+    return language is not None or in_table_row(hit)
 
 
 _DIAGRAM_STEP = re.compile(r"^\s*(?:\u2192|->|=>|[\u2502\u251c\u2514\u2500 ]+)\s*[A-Za-z][\w ,'\u2019/()-]{8,}[.:]?\s*$")
@@ -207,11 +216,6 @@ def _in_markup(hit: Hit) -> bool:
 
 def _is_installer(hit: Hit) -> bool:
     return hit.rule == "runtime.network.download_command" and bool(_PIPED_INSTALLER.search(hit.excerpt[hit.column:]))
-
-
-def _table_row(hit: Hit) -> bool:
-    """A login named in a Markdown table (the modes an app supports) is not a step that logs in."""
-    return hit.rule == "runtime.credentials.login" and hit.excerpt.lstrip().startswith("|")
 
 
 def network_annotation(
@@ -251,8 +255,7 @@ def network_annotation(
             counted.append(hit)
         else:
             discounted.append((hit, worded))
-    credential_hits = [h for h in credential_hits if not _OWN_SECRET.fullmatch(h.excerpt[h.column:h.end])
-                       and not _table_row(h)]
+    credential_hits = [h for h in credential_hits if not _OWN_SECRET.fullmatch(h.excerpt[h.column:h.end])]
     # allowed-tools grants web access; it is a need when the skill's text also reaches for the network
     # (not when the only addresses are in a reference section or a template of the reader's own docs)
     tools_used = bool(network_tools) and bool(counted or [h for h, s in discounted if s is not Stance.REFERENCE])

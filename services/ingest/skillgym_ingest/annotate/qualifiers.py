@@ -211,3 +211,9 @@ def sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
 def sentence_around(text: str, start: int, end: int) -> str:
     begin, stop = sentence_bounds(text, start, end)
     return text[begin:stop]
+
+
+def in_table_row(hit: Hit) -> bool:
+    """A hit in a Markdown table row: a table lists things (features, modes, supported tools); the
+    procedure is in sentences."""
+    return hit.excerpt.lstrip().startswith("|")
