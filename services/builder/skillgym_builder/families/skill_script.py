@@ -8,6 +8,7 @@ results go, never the script or its options."""
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import random
 import shlex
@@ -144,18 +145,19 @@ class SkillScriptFamily:
         if on_stderr and not all(run.get("stream") == "stderr" or run.get("quiet", True) for run in runs):
             raise UnsuitableSkillError("the skill's script reports on standard error for some inputs and writes "
                                        "warnings there for others", **details)
-        if any(run["exit"] for run in probe["inputs"]):
-            # The script's verdict exit ("issues found") must not stop the reference solution.
-            output = replace(output, metadata={**output.metadata, "skill_script": {
-                **output.metadata["skill_script"], "verdict_exit": True, "report_on_stderr": on_stderr}})
-            output = _with_solutions(card, output)
         meta = output.metadata["skill_script"]
+        verdict = any(run["exit"] for run in probe["inputs"])
+        if verdict:
+            # The script's verdict exit ("issues found") must not stop the reference solution.
+            meta = {**meta, "verdict_exit": True, "report_on_stderr": on_stderr}
         results = [_result(path, meta["output_kind"], rendered[f"expected/{i}.out"]) for i, path in enumerate(meta["outputs"])]
         if all(r["kind"] == "json" for r in results):
             output = replace(output, metadata={**output.metadata, "skill_script": {**meta, "output_kind": "json"}})
+            if verdict:
+                output = _with_solutions(card, analyse(card), output)
         else:
             # A script that writes JSON only with an option the example does not pass gives text: so does the task.
-            output = _as_text(card, output)
+            output = _as_text(card, analyse(card), replace(output, metadata={**output.metadata, "skill_script": meta}))
             meta = output.metadata["skill_script"]
             results = [{**r, "path": path} for r, path in zip(results, meta["outputs"], strict=True)]
         # An order that follows how the files were laid down or how a file system lists a directory,
@@ -169,27 +171,26 @@ class SkillScriptFamily:
                        metadata={**output.metadata, "rubric": [i.model_dump() for i in items]})
 
 
-def _as_text(card: SkillCard, output: TemplateOutput) -> TemplateOutput:
+def _as_text(card: SkillCard, call: ScriptCall, output: TemplateOutput) -> TemplateOutput:
     """The task rewritten for a script whose result turned out to be text: the instruction says
     so, the reformatted alternative pads lines instead of re-indenting JSON, and a result the
     script prints (its name is the task's to choose) ends in ``.txt`` rather than ``.json``."""
-    call = analyse(card)
     meta = output.metadata["skill_script"]
     inputs = [dict(item) for item in meta["inputs"]]
     if not call.writes_file and not call.output_suffix:
         for item in inputs:
             item["output"] = str(Path(item["output"]).with_suffix(".txt"))
     decoys = ARCHIVE_NOTE.encode() in output.workspace.values()
-    return _with_solutions(card, replace(
+    return _with_solutions(card, call, replace(
         output, instruction=_instruction(card, call, inputs, "text", decoys),
         equivalences={item["output"]: ["trailing_whitespace", "whitespace"] for item in inputs},
         metadata={**output.metadata, "skill_script": {**meta, "output_kind": "text", "inputs": inputs,
                                                        "outputs": [item["output"] for item in inputs]}}))
 
 
-def _with_solutions(card: SkillCard, output: TemplateOutput) -> TemplateOutput:
+def _with_solutions(card: SkillCard, call: ScriptCall, output: TemplateOutput) -> TemplateOutput:
     """The reference and the reformatted alternative, rendered for the task as it now stands."""
-    call, meta = analyse(card), output.metadata["skill_script"]
+    meta = output.metadata["skill_script"]
     verdict, stderr = bool(meta.get("verdict_exit")), bool(meta.get("report_on_stderr"))
     return replace(output, solve_script=_solution(card, call, meta["inputs"], verdict=verdict, stderr=stderr),
                    alternative_scripts={"reformatted": _solution(card, call, meta["inputs"], reformat=meta["output_kind"],
@@ -231,6 +232,7 @@ def _for_probe(item: dict[str, Any]) -> dict[str, Any]:
     return {**item, "files": files}
 
 
+@functools.cache
 def _clock_source() -> str:
     """The stamp masking the probe and the verifier share, shipped as its source."""
     return Path(clock.__file__).read_text(encoding="utf-8")
