@@ -43,7 +43,11 @@ INSTALLABLE = {
     "polars": "polars", "duckdb": "duckdb", "rdkit": "rdkit", "Bio": "biopython", "PIL": "pillow", "lifelines": "lifelines",
     "ruptures": "ruptures", "h5py": "h5py", "xlrd": "xlrd", "jinja2": "jinja2", "rich": "rich", "click": "click",
     "bs4": "beautifulsoup4", "lxml": "lxml", "defusedxml": "defusedxml", "markdown": "markdown", "toml": "toml",
-    "tomli": "tomli", "chardet": "chardet", "jsonschema": "jsonschema",
+    "tomli": "tomli", "chardet": "chardet", "jsonschema": "jsonschema", "docx": "python-docx", "pptx": "python-pptx",
+    "pypdf": "pypdf", "PyPDF2": "PyPDF2", "jwt": "pyjwt", "tomlkit": "tomlkit", "frontmatter": "python-frontmatter",
+    "markdown_it": "markdown-it-py", "xmltodict": "xmltodict", "pygments": "pygments", "packaging": "packaging",
+    "regex": "regex", "pydantic": "pydantic", "dotenv": "python-dotenv", "sqlparse": "sqlparse", "pdfplumber": "pdfplumber",
+    "pypdfium2": "pypdfium2",
 }
 _OUTPUT_FLAGS = {"-o", "--output", "--out", "--output-file", "--outfile", "--output-path", "--dest"}
 # ``--output markdown`` picks a format, not a file
@@ -51,6 +55,9 @@ _FORMATS = {"json", "markdown", "md", "text", "txt", "csv", "html", "yaml", "tab
 _INPUT_OPTION = re.compile(r"^--(?:input|in|file|path|dir|directory|folder|data|source|src|csv|tsv|json|ya?ml|markdown|md|"
                            r"log|logs|project|repo|root)(?:[-_](?:file|path|dir))?$")
 _INPUT_FLAGS = {"-i", "--input", "--in", "--file", "--input-file", "--path", "--dir", "--source"}
+_PATH_WORDS = re.compile(r"\b(?:file|path|dir|directory|folder)\b", re.IGNORECASE)
+_MISSING_VALUES = re.compile(r"\.(?:isnull|isna|notna|notnull|fillna|dropna)\(|\bmissing[_ ](?:values?|cells?|data)\b",
+                             re.IGNORECASE)
 _PYTHON = re.compile(r"^(?:python3?|uv|python3\.\d+)$")
 _SHELL = re.compile(r"^(?:bash|sh|zsh)$")
 # Which reason to report when no script is usable: the one that got furthest.
@@ -92,6 +99,7 @@ class ScriptCall:
     mentions: tuple[str, ...] = ()  # file suffixes and names the script looks for in a directory
     purpose: str = ""  # what the script is for, in its author's words, without its name or options
     exemplars: tuple[str, ...] = ()  # the skill's own files of the input kind, varied into inputs
+    missing_values: bool = False  # the script looks for empty cells: its tables get some
 
     @property
     def suffix(self) -> str:
@@ -114,10 +122,6 @@ class ScriptUnusable(Exception):
         self.code = code
 
 
-def python_scripts(card: SkillCard) -> list[Path]:
-    return _files(card, "*.py")
-
-
 def skill_scripts(card: SkillCard) -> list[Path]:
     """Python and shell scripts, the ones SKILL.md names first."""
     found = [*_files(card, "*.py"), *_files(card, "*.sh")]
@@ -126,7 +130,14 @@ def skill_scripts(card: SkillCard) -> list[Path]:
 
 def _files(card: SkillCard, pattern: str) -> list[Path]:
     return sorted(p for p in card.root.rglob(pattern) if p.is_file() and not p.is_symlink()
-                  and "__pycache__" not in p.parts and p.stat().st_size <= MAX_SCRIPT_BYTES)
+                  and "__pycache__" not in p.parts and not _test_file(p.relative_to(card.root))
+                  and p.stat().st_size <= MAX_SCRIPT_BYTES)
+
+
+def _test_file(rel: Path) -> bool:
+    """The skill's own test suite, not a tool of the skill (``tests/test_x.py``, ``conftest.py``)."""
+    return (rel.name == "conftest.py" or rel.name.startswith("test_") or rel.stem.endswith("_test")
+            or any(part in ("tests", "test") for part in rel.parts[:-1]))
 
 
 def analyse(card: SkillCard) -> ScriptCall:
@@ -164,7 +175,9 @@ def _call_for(card: SkillCard, path: Path, siblings: set[str]) -> ScriptCall:
     missing = sorted(m for m in _imports(tree) - siblings - set(sys.stdlib_module_names) if m not in INSTALLABLE)
     if missing:
         raise ScriptUnusable("script_imports", f"{rel} imports {', '.join(missing)}, which task environments do not install")
-    packages = tuple(sorted({INSTALLABLE[m] for m in _imports(tree) if m in INSTALLABLE}))
+    # an import the script guards (``except ImportError: print("pypdf is not installed")``) is installed where we can:
+    # the script does its full work with it
+    packages = tuple(sorted({INSTALLABLE[m] for m in _imports(tree, guarded=True) if m in INSTALLABLE}))
     invocation = shown or _from_interface(tree, rel)
     kind = invocation.kind or ("tree" if directory_guard(tree) else code_kind)
     if kind is None:
@@ -187,7 +200,8 @@ def _call_for(card: SkillCard, path: Path, siblings: set[str]) -> ScriptCall:
     output: Literal["json", "text"] = "json" if _writes_json(tree) and suffix in ("", ".json") else "text"
     return ScriptCall(rel, invocation.argv, invocation.origin, output, fields, packages,
                       invocation.stem or DEFAULT_STEM[kind], suffix, kind, "python3", container, document,
-                      code_mentions(tree), python_purpose(tree, rel), skill_exemplars(card.root, kind))
+                      code_mentions(tree), python_purpose(tree, rel), skill_exemplars(card.root, kind),
+                      missing_values=bool(_MISSING_VALUES.search(ast.unparse(tree))))
 
 
 def _shell_call(card: SkillCard, path: Path, rel: str) -> ScriptCall:
@@ -214,9 +228,10 @@ def _optional_imports(tree: ast.Module) -> set[int]:
     return optional
 
 
-def _imports(tree: ast.Module) -> set[str]:
+def _imports(tree: ast.Module, guarded: bool = False) -> set[str]:
+    """Top-level names of what the script imports; those in ``try``/``except ImportError`` only with ``guarded``."""
     names: set[str] = set()
-    optional = _optional_imports(tree)
+    optional = set() if guarded else _optional_imports(tree)
     for node in ast.walk(tree):
         if id(node) in optional:
             continue
@@ -315,8 +330,10 @@ def _from_interface(tree: ast.Module, rel: str) -> Invocation:
     such as ``--input`` or ``--csv``, with no other required option but an output file; the
     argument's name, metavar and help may tell the kind of file it takes."""
     positional: list[str] = []
+    optional_positional: list[str] = []  # ``nargs="?"`` or ``"*"``: a default the caller may replace
     required: set[str] = set()
     inputs: list[tuple[str, str]] = []  # (flag, words) of options that take the input
+    named_paths: list[tuple[str, str]] = []  # required options whose help says they take a file or folder
     output_flag = ""
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"):
@@ -327,7 +344,9 @@ def _from_interface(tree: ast.Module, rel: str) -> Invocation:
                                     if k in ("help", "metavar", "dest") and isinstance(v, ast.Constant))])
         if flags and not flags[0].startswith("-"):
             nargs = options.get("nargs")
-            if not (isinstance(nargs, ast.Constant) and nargs.value in ("?", "*")):
+            if isinstance(nargs, ast.Constant) and nargs.value in ("?", "*"):
+                optional_positional.append(words)
+            else:
                 positional.append(words)
             continue
         flag = next((f for f in flags if f.startswith("--")), flags[0] if flags else "")
@@ -338,14 +357,21 @@ def _from_interface(tree: ast.Module, rel: str) -> Invocation:
             output_flag = flag
         elif _INPUT_OPTION.match(flag) and options.get("action") is None:
             inputs.append((flag, words))
+        elif flag in required and options.get("action") is None and _PATH_WORDS.search(words):
+            named_paths.append((flag, words))
     argv_indices = {n.slice.value for n in ast.walk(tree) if isinstance(n, ast.Subscript)
                     and isinstance(n.value, ast.Attribute) and n.value.attr == "argv"
                     and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int)}
     writes = (output_flag, OUTPUT) if output_flag in required else ()
     if len(positional) == 1 and required <= {output_flag}:
         return Invocation((INPUT, *writes), "argparse", kind=_words_kind(positional[0]))
+    if not positional and not inputs and len(named_paths) == 1:
+        inputs = named_paths  # ``--component``, helped as "component file or directory path"
     if not positional and len(inputs) == 1 and required <= {inputs[0][0], output_flag}:
         return Invocation((inputs[0][0], INPUT, *writes), "argparse option", kind=_words_kind(inputs[0][1]))
+    if not positional and not inputs and len(optional_positional) == 1 and required <= {output_flag}:
+        # a folder or file it falls back to when none is given: the task gives one
+        return Invocation((INPUT, *writes), "argparse", kind=_words_kind(optional_positional[0]))
     if not positional and not inputs and argv_indices == {1}:
         return Invocation((INPUT,), "sys.argv")
     raise ScriptUnusable("script_invocation", f"how to run {rel} on one input is shown neither in SKILL.md "

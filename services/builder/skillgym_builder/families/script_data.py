@@ -86,12 +86,21 @@ def encode(columns: tuple[Column, ...], records: list[list[str]], delimiter: str
     return buffer.getvalue()
 
 
-def dataset(columns: tuple[Column, ...], rng: random.Random, count: int, noise: float) -> str:
-    return encode(columns, rows(columns, rng, count, noise))
+def dataset(columns: tuple[Column, ...], rng: random.Random, count: int, noise: float, blanks: float = 0.0) -> str:
+    return encode(columns, _blanked(columns, rows(columns, rng, count, noise), rng, blanks))
 
 
-def tsv(columns: tuple[Column, ...], rng: random.Random, count: int, noise: float) -> str:
-    return encode(columns, rows(columns, rng, count, noise), delimiter="\t")
+def tsv(columns: tuple[Column, ...], rng: random.Random, count: int, noise: float, blanks: float = 0.0) -> str:
+    return encode(columns, _blanked(columns, rows(columns, rng, count, noise), rng, blanks), delimiter="\t")
+
+
+def _blanked(columns: tuple[Column, ...], records: list[list[str]], rng: random.Random, share: float) -> list[list[str]]:
+    """Cells left empty at about ``share`` of the non-key values, as exports with gaps have them (for
+    scripts that look for missing values); every record keeps its key."""
+    if not share:
+        return records
+    return [[value if column.kind == "id" or rng.random() >= share else "" for column, value in zip(columns, record, strict=True)]
+            for record in records]
 
 
 def _typed(column: Column, value: str) -> Any:

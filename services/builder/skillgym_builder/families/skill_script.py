@@ -74,8 +74,9 @@ class SkillScriptFamily:
             path = f"data/{stem}{SUFFIX[call.input_kind]}"
             inputs.append({"input": path, "output": f"out/{stem}{call.suffix}",
                            "files": material(call, path, rng, count, noise, snippets)})
-        variants = [{**inputs[0], "files": material(call, inputs[0]["input"], random.Random(f"{seed}:variant{n or ''}"), count,
-                                                    noise, snippets)} for n in range(2)]
+        # the second variant is longer too: a script that reports only a table's shape still tells it apart
+        variants = [{**inputs[0], "files": material(call, inputs[0]["input"], random.Random(f"{seed}:variant{n or ''}"),
+                                                    count + 3 * n, noise, snippets)} for n in range(2)]
         workspace = {rel: _bytes(data) for item in inputs for rel, data in item["files"].items()}
         protected = sorted(workspace)
         for index in range(int(values["distractor_files"])):
@@ -208,10 +209,11 @@ def material(call: ScriptCall, path: str, rng: random.Random, count: int, noise:
     if kind in ("json", "yaml"):
         write = script_data.json_text if kind == "json" else script_data.yaml_text
         return {path: write(call.columns, rng, count, noise, call.container, call.document)}
+    blanks = noise / 2 if call.missing_values else 0.0
     if kind == "csv":
-        return {path: script_data.dataset(call.columns, rng, count, noise)}
+        return {path: script_data.dataset(call.columns, rng, count, noise, blanks)}
     if kind == "tsv":
-        return {path: script_data.tsv(call.columns, rng, count, noise)}
+        return {path: script_data.tsv(call.columns, rng, count, noise, blanks)}
     if kind == "markdown":
         return {path: script_documents.markdown(rng, count, noise, snippets)}
     if kind == "html":

@@ -1,0 +1,92 @@
+"""How skill-script reads a script's interface without running it: which argument takes the input,
+which scripts are candidates at all, which packages the task installs, and what its inputs carry."""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+from pathlib import Path
+
+import pytest
+from skillgym_builder.families.script_cli import INPUT, ScriptCall, ScriptUnusable, analyse
+from skillgym_builder.families.skill_script import SkillScriptFamily, material
+
+from tests.builder.family_support import card_for, write_skill
+
+SKILL_MD = "---\nname: s\ndescription: d\n---\nA skill.\n"
+KNOBS = {"record_count": 20, "noise_level": 0.2, "distractor_files": 0, "long_horizon": 1}
+WALKER = "import argparse, os\np = argparse.ArgumentParser()\n{arguments}\na = p.parse_args()\n{body}"
+WALK_BODY = "for folder, _, names in os.walk({target}):\n    print(folder, sorted(names))\n"
+
+
+def _call(tmp_path: Path, files: dict[str, str], skill_md: str = SKILL_MD) -> ScriptCall:
+    return analyse(card_for("s", None, folder=write_skill(tmp_path / "s", skill_md, files)))
+
+
+def test_a_required_option_helped_as_a_path_takes_the_input(tmp_path: Path) -> None:
+    arguments = ("p.add_argument('--component', required=True, help='Component file or directory path')\n"
+                 "p.add_argument('--output-format', default='table', choices=['json', 'table'])")
+    call = _call(tmp_path, {"scripts/extract.py": WALKER.format(arguments=arguments, body=WALK_BODY.format(target="a.component"))})
+    assert call.argv == ("--component", INPUT) and call.origin == "argparse option" and call.input_kind == "tree"
+
+
+def test_a_required_option_that_is_not_a_path_is_not_taken_for_the_input(tmp_path: Path) -> None:
+    arguments = "p.add_argument('--team', required=True, help='the team to report on')"
+    with pytest.raises(ScriptUnusable) as caught:
+        _call(tmp_path, {"scripts/report.py": WALKER.format(arguments=arguments, body=WALK_BODY.format(target="'.'"))})
+    assert caught.value.code == "script_invocation"
+
+
+def test_a_lone_positional_with_a_default_is_given_the_input(tmp_path: Path) -> None:
+    arguments = ("p.add_argument('root', nargs='?', default='skills')\n"
+                 "p.add_argument('--format', choices=('text', 'json'), default='text')")
+    call = _call(tmp_path, {"scripts/audit.py": WALKER.format(arguments=arguments, body=WALK_BODY.format(target="a.root"))})
+    assert call.argv == (INPUT,) and call.origin == "argparse" and call.input_kind == "tree"
+
+
+def test_the_skills_own_tests_are_not_its_tools(tmp_path: Path) -> None:
+    test = "import sys\nimport pytest\nprint(open(sys.argv[1]).read())\n"
+    with pytest.raises(ScriptUnusable) as caught:
+        _call(tmp_path, {"tests/test_outline.py": test, "scripts/test_helpers.py": test, "conftest.py": test})
+    assert caught.value.code == "no_script"
+
+
+def test_an_import_the_script_guards_is_installed_and_one_it_needs_is_not_refused(tmp_path: Path) -> None:
+    script = ("import sys\ntry:\n    import tomlkit\nexcept ImportError:\n    sys.exit('tomlkit is not installed')\n"
+              "import os, yaml\nfor folder, _, names in os.walk(sys.argv[1]):\n    print(folder, yaml.safe_dump(names), tomlkit.dumps({}))\n")
+    call = _call(tmp_path, {"scripts/bump.py": script})
+    assert call.packages == ("pyyaml", "tomlkit")
+    guarded_unknown = ("import os, sys\ntry:\n    import obscure_fast_walk\nexcept ImportError:\n    pass\n"
+                       "for folder, _, names in os.walk(sys.argv[1]):\n    print(folder, names)\n")
+    assert _call(tmp_path / "b", {"scripts/read.py": guarded_unknown}).packages == ()
+
+
+GAPS = """\
+    import sys
+    import pandas as pd
+    df = pd.read_csv(sys.argv[1])
+    print(df["units"].astype(float).sum(), df.isnull().sum().to_dict())
+"""
+
+
+def _empty_cells(text: str) -> int:
+    return sum(cell == "" for row in list(csv.reader(io.StringIO(text)))[1:] for cell in row)
+
+
+def test_a_script_that_looks_for_missing_values_gets_tables_with_gaps(tmp_path: Path) -> None:
+    gaps = _call(tmp_path / "a", {"scripts/gaps.py": GAPS.replace("    ", "")})
+    assert gaps.missing_values
+    rel = "data/records.csv"
+    assert _empty_cells(str(material(gaps, rel, random.Random(4), 40, 0.2)[rel])) > 0
+    assert _empty_cells(str(material(gaps, rel, random.Random(4), 40, 0.0)[rel])) == 0
+    whole = _call(tmp_path / "b", {"scripts/total.py": GAPS.replace("    ", "").replace(", df.isnull().sum().to_dict()", "")})
+    assert not whole.missing_values and _empty_cells(str(material(whole, rel, random.Random(4), 40, 0.2)[rel])) == 0
+
+
+def test_the_inputs_drawn_again_differ_in_length_too(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path / "s", SKILL_MD, {"scripts/total.py": GAPS.replace("    ", "")})
+    output = SkillScriptFamily().instantiate(card_for("s", None, folder=folder), 3, KNOBS)
+    variants = output.render_jobs[0].params["variants"]
+    rows = [len(next(iter(v["files"].values())).splitlines()) for v in variants]
+    assert rows == [KNOBS["record_count"] + 1, KNOBS["record_count"] + 4]
