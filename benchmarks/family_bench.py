@@ -28,7 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,6 +40,7 @@ for extra in ("shared", ".", "services/builder", "services/validator", "services
 from skillgym_builder.families import knobs as knob_rules  # noqa: E402
 from skillgym_builder.families import registry  # noqa: E402
 from skillgym_builder.families.base import Family  # noqa: E402
+from skillgym_builder.families.script_cli import not_a_tool  # noqa: E402
 from skillgym_builder.families.seeds import seed_card  # noqa: E402
 from skillgym_builder.family_build import FamilyMaterialiser, FamilyPlan  # noqa: E402
 from skillgym_builder.package import BuildInfo  # noqa: E402
@@ -229,7 +230,8 @@ def corpus_coverage(corpus: Path, work: Path, env_cache: Path, *, validate: bool
     for record in sorted(result.records, key=lambda r: r.accepted):
         skills[record.skill_id] = {"name": record.name, "accepted": record.accepted,
                                    "subcategory": record.subcategory, "tasks": [],
-                                   "ships_script": any(f.path.endswith(SCRIPT_SUFFIXES) for f in record.files)}
+                                   "ships_script": any(f.path.endswith(SCRIPT_SUFFIXES) and not not_a_tool(PurePosixPath(f.path))
+                                                       for f in record.files)}
     envelopes: list[Envelope] = []
     for payload in result.events:
         started = time.perf_counter()

@@ -45,11 +45,23 @@ def test_a_lone_positional_with_a_default_is_given_the_input(tmp_path: Path) -> 
     assert call.argv == (INPUT,) and call.origin == "argparse" and call.input_kind == "tree"
 
 
-def test_the_skills_own_tests_are_not_its_tools(tmp_path: Path) -> None:
+def test_the_skills_own_tests_and_package_markers_are_not_its_tools(tmp_path: Path) -> None:
     test = "import sys\nimport pytest\nprint(open(sys.argv[1]).read())\n"
     with pytest.raises(ScriptUnusable) as caught:
-        _call(tmp_path, {"tests/test_outline.py": test, "scripts/test_helpers.py": test, "conftest.py": test})
+        _call(tmp_path, {"tests/test_outline.py": test, "scripts/test_helpers.py": test, "conftest.py": test,
+                         "__init__.py": "", "references/__init__.py": ""})
     assert caught.value.code == "no_script"
+
+
+def test_a_second_argument_read_only_when_given_leaves_one_input(tmp_path: Path) -> None:
+    script = ("import sys, csv\nrows = list(csv.DictReader(open(sys.argv[1])))\n"
+              "out = sys.argv[2] if len(sys.argv) > 2 else None\n"
+              "print(sum(float(r['amount']) for r in rows), out)\n")
+    assert _call(tmp_path / "a", {"scripts/total.py": script}).argv == (INPUT,)
+    needed = script.replace("sys.argv[2] if len(sys.argv) > 2 else None", "sys.argv[2]")
+    with pytest.raises(ScriptUnusable) as caught:
+        _call(tmp_path / "b", {"scripts/total.py": needed})
+    assert caught.value.code == "script_invocation"
 
 
 def test_an_import_the_script_guards_is_installed_and_one_it_needs_is_not_refused(tmp_path: Path) -> None:

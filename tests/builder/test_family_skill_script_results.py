@@ -179,3 +179,38 @@ def test_an_image_checker_gets_generated_images(tmp_path: Path, env_provider: Lo
     ok, solved = built.solve()
     assert ok and built.verify(solved).passed
     assert not built.untouched().passed
+
+
+SUMMARY_MD = "---\nname: csv-summary\ndescription: Summarises CSV exports.\n---\nRun `python3 scripts/summary.py data.csv`.\n"
+# Prints the same progress lines whatever it is given; its result is the report it writes beside the input.
+SUMMARY_PY = '''\
+    """Summarise a CSV export into a report next to it."""
+    import csv, sys
+    from pathlib import Path
+    source = Path(sys.argv[1])
+    print(f"Analysing {source.suffix} file ...")
+    rows = list(csv.DictReader(source.open()))
+    total = sum(float(r["amount"]) for r in rows)
+    report = source.parent / f"{source.stem}_summary.md"
+    report.write_text(f"# {source.name}\\n\\nrows: {len(rows)}\\namount: {total:.2f}\\n")
+    print("done")
+'''
+
+
+def test_a_report_written_beside_the_input_is_the_result_when_what_it_prints_is_not(
+        tmp_path: Path, env_provider: LocalVenvProvider) -> None:
+    card = card_for("csv-summary", None, folder=write_skill(tmp_path / "s", SUMMARY_MD, {"scripts/summary.py": SUMMARY_PY}))
+    built = build(SkillScriptFamily(), card, KNOBS, tmp_path / "b", env_provider, seed=2)
+    meta = built.extra("skill_script")
+    assert all(item["beside"].endswith("_summary.md") and item["output"] == f"out/{Path(item['beside']).name}"
+               for item in meta["inputs"])
+    expected = json.loads((built.task.tests / "expected.json").read_text())
+    assert all(any(line.startswith("amount: ") for line in result["value"]) for result in expected["results"])
+    assert "Do not modify the files under `/app/data`" in (built.task.root / "instruction.md").read_text()
+    ok, solved = built.solve()
+    assert ok and built.verify(solved).passed
+    assert not built.untouched().passed
+    # what it prints is not the result: a copy of the progress lines fails
+    for item in meta["inputs"]:
+        (solved / item["output"]).write_text("Analysing .csv file ...\ndone\n")
+    assert not built.verify(solved).passed

@@ -130,13 +130,14 @@ def skill_scripts(card: SkillCard) -> list[Path]:
 
 def _files(card: SkillCard, pattern: str) -> list[Path]:
     return sorted(p for p in card.root.rglob(pattern) if p.is_file() and not p.is_symlink()
-                  and "__pycache__" not in p.parts and not _test_file(p.relative_to(card.root))
+                  and "__pycache__" not in p.parts and not not_a_tool(p.relative_to(card.root))
                   and p.stat().st_size <= MAX_SCRIPT_BYTES)
 
 
-def _test_file(rel: Path) -> bool:
-    """The skill's own test suite, not a tool of the skill (``tests/test_x.py``, ``conftest.py``)."""
-    return (rel.name == "conftest.py" or rel.name.startswith("test_") or rel.stem.endswith("_test")
+def not_a_tool(rel: Path) -> bool:
+    """The skill's own test suite (``tests/test_x.py``, ``conftest.py``) or a package marker
+    (``__init__.py``, which packaging adds to every folder of a skill it ships)."""
+    return (rel.name in ("conftest.py", "__init__.py") or rel.name.startswith("test_") or rel.stem.endswith("_test")
             or any(part in ("tests", "test") for part in rel.parts[:-1]))
 
 
@@ -359,9 +360,7 @@ def _from_interface(tree: ast.Module, rel: str) -> Invocation:
             inputs.append((flag, words))
         elif flag in required and options.get("action") is None and _PATH_WORDS.search(words):
             named_paths.append((flag, words))
-    argv_indices = {n.slice.value for n in ast.walk(tree) if isinstance(n, ast.Subscript)
-                    and isinstance(n.value, ast.Attribute) and n.value.attr == "argv"
-                    and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int)}
+    argv_indices = _argv_subscripts(tree) - _optional_argv_indices(tree)
     writes = (output_flag, OUTPUT) if output_flag in required else ()
     if len(positional) == 1 and required <= {output_flag}:
         return Invocation((INPUT, *writes), "argparse", kind=_words_kind(positional[0]))
@@ -376,6 +375,24 @@ def _from_interface(tree: ast.Module, rel: str) -> Invocation:
         return Invocation((INPUT,), "sys.argv")
     raise ScriptUnusable("script_invocation", f"how to run {rel} on one input is shown neither in SKILL.md "
                                               "nor by a single input argument")
+
+
+def _argv_subscripts(node: ast.AST) -> set[int]:
+    return {n.slice.value for n in ast.walk(node) if isinstance(n, ast.Subscript)
+            and isinstance(n.value, ast.Attribute) and n.value.attr == "argv"
+            and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int)}
+
+
+def _optional_argv_indices(tree: ast.Module) -> set[int]:
+    """Arguments read only when given: ``sys.argv[2] if len(sys.argv) > 2 else None``."""
+    optional: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.IfExp, ast.If)) and any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len"
+                and any(isinstance(a, ast.Attribute) and a.attr == "argv" for a in n.args) for n in ast.walk(node.test)):
+            guarded = node.body if isinstance(node, ast.IfExp) else ast.Module(body=node.body, type_ignores=[])
+            optional |= _argv_subscripts(guarded) - {1}
+    return optional
 
 
 def _words_kind(words: str) -> InputKind | None:

@@ -146,6 +146,9 @@ class SkillScriptFamily:
         if on_stderr and not all(run.get("stream") == "stderr" or run.get("quiet", True) for run in runs):
             raise UnsuitableSkillError("the skill's script reports on standard error for some inputs and writes "
                                        "warnings there for others", **details)
+        call = analyse(card)
+        if probe.get("result_from") == "beside":
+            output = _beside(card, call, output, [run["side"] for run in probe["inputs"]])
         meta = output.metadata["skill_script"]
         verdict = any(run["exit"] for run in probe["inputs"])
         if verdict:
@@ -155,10 +158,10 @@ class SkillScriptFamily:
         if all(r["kind"] == "json" for r in results):
             output = replace(output, metadata={**output.metadata, "skill_script": {**meta, "output_kind": "json"}})
             if verdict:
-                output = _with_solutions(card, analyse(card), output)
+                output = _with_solutions(card, call, output)
         else:
             # A script that writes JSON only with an option the example does not pass gives text: so does the task.
-            output = _as_text(card, analyse(card), replace(output, metadata={**output.metadata, "skill_script": meta}))
+            output = _as_text(card, call, replace(output, metadata={**output.metadata, "skill_script": meta}))
             meta = output.metadata["skill_script"]
             results = [{**r, "path": path} for r, path in zip(results, meta["outputs"], strict=True)]
         # An order that follows how the files were laid down or how a file system lists a directory,
@@ -180,12 +183,29 @@ def _as_text(card: SkillCard, call: ScriptCall, output: TemplateOutput) -> Templ
     inputs = [dict(item) for item in meta["inputs"]]
     if not call.writes_file and not call.output_suffix:
         for item in inputs:
-            item["output"] = str(Path(item["output"]).with_suffix(".txt"))
+            if "beside" not in item:  # a file the script names keeps its name
+                item["output"] = str(Path(item["output"]).with_suffix(".txt"))
     decoys = ARCHIVE_NOTE.encode() in output.workspace.values()
     return _with_solutions(card, call, replace(
         output, instruction=_instruction(card, call, inputs, "text", decoys),
         equivalences={item["output"]: ["trailing_whitespace", "whitespace"] for item in inputs},
         metadata={**output.metadata, "skill_script": {**meta, "output_kind": "text", "inputs": inputs,
+                                                       "outputs": [item["output"] for item in inputs]}}))
+
+
+def _beside(card: SkillCard, call: ScriptCall, output: TemplateOutput, sides: list[str]) -> TemplateOutput:
+    """The task rewritten for a script whose result is the file it writes beside its input (what
+    it prints is the same whatever the input): each result goes where the task asks, under the
+    name the script gives it."""
+    meta = output.metadata["skill_script"]
+    inputs = [{**item, "output": f"out/{Path(side).name}", "beside": side} for item, side in zip(meta["inputs"], sides, strict=True)]
+    kind = "json" if all(side.endswith(".json") for side in sides) else "text"
+    decoys = ARCHIVE_NOTE.encode() in output.workspace.values()
+    return _with_solutions(card, call, replace(
+        output, instruction=_instruction(card, call, inputs, kind, decoys),
+        equivalences={item["output"]: ["reformat_json"] if kind == "json" else ["trailing_whitespace", "whitespace"]
+                      for item in inputs},
+        metadata={**output.metadata, "skill_script": {**meta, "inputs": inputs, "output_kind": kind,
                                                        "outputs": [item["output"] for item in inputs]}}))
 
 
@@ -293,7 +313,10 @@ def _solution(card: SkillCard, call: ScriptCall, inputs: list[dict[str, Any]], r
         lines.append(f"{look} {item['input']}")
         target = item["output"] if reformat is None else f"/tmp/{Path(item['output']).name}"
         command = shlex.join(call.command(f"{skill}/{call.script}", item["input"], target))
-        command = command if call.writes_file else f"{command} > {shlex.quote(target)}{' 2>&1' if stderr else ''}"
+        if "beside" in item:  # the script writes its result next to the input
+            command = f"{command} > /dev/null && mv {shlex.quote(item['beside'])} {shlex.quote(target)}"
+        elif not call.writes_file:
+            command = f"{command} > {shlex.quote(target)}{' 2>&1' if stderr else ''}"
         # exit status 1 is the script's verdict on this input (it found issues), with its result written
         lines.append(f"{command} || [ $? -eq 1 ]" if verdict else command)
         if reformat == "json":
@@ -317,5 +340,5 @@ standard way of turning each of them into its result. Produce that result for ea
 {listing}
 {archive}
 Each result must be exactly what the skill's procedure gives for that file, with its conventions and
-settings: the same fields, values and order, in its {fmt} output format. Do not change anything under `/app/data`.
+settings: the same fields, values and order, in its {fmt} output format. Do not modify the files under `/app/data`.
 """

@@ -47,6 +47,7 @@ def run(params, root, tag, item, reverse=False):
         with open(os.path.join(folder, rel), "wb") as handle:
             handle.write(data)
     target = os.path.join(folder, item["output"])
+    before = listing(folder)
     script = os.path.join(root, "skill", params["script"])
     argv = [a.replace("{input}", item["input"]).replace("{output}", item["output"]) for a in params["argv"]]
     try:
@@ -70,8 +71,26 @@ def run(params, root, tag, item, reverse=False):
     result = as_in_task(result, folder)
     verdict = done.returncode == VERDICT_EXIT and is_verdict(result, done.stderr)
     failed = (done.returncode != 0 and not verdict) or not result.strip()
-    return {"ok": not failed, "exit": done.returncode, "stream": stream, "quiet": not done.stderr.strip(),
-            "stderr": done.stderr.decode("utf-8", "replace")[-800:] if failed else ""}, result
+    report = {"ok": not failed, "exit": done.returncode, "stream": stream, "quiet": not done.stderr.strip(),
+              "stderr": done.stderr.decode("utf-8", "replace")[-800:] if failed else ""}
+    side = side_file(folder, before, item, target)
+    if side is not None and not params["writes_file"]:
+        with open(os.path.join(folder, side), "rb") as handle:
+            report["side"], report["side_result"] = side, as_in_task(handle.read(), folder)
+    return report, result
+
+
+def listing(folder):
+    return {os.path.relpath(os.path.join(top, name), folder) for top, _, names in os.walk(folder) for name in names}
+
+
+def side_file(folder, before, item, target):
+    """The one new file named after the input that the script wrote beside it (``x_report.md``
+    for ``data/x.csv``): a script that writes its result there rather than printing it."""
+    stem = os.path.splitext(os.path.basename(item["input"].rstrip("/")))[0]
+    made = [rel for rel in listing(folder) - before
+            if stem in os.path.basename(rel) and rel not in item["files"] and os.path.join(folder, rel) != target]
+    return made[0] if len(made) == 1 else None
 
 
 def as_in_task(result, folder):
@@ -106,31 +125,49 @@ def main():
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
     os.makedirs(os.path.join(out, "expected"), exist_ok=True)
-    report = {"inputs": []}
-    first_result = None
-    for index, item in enumerate(params["inputs"]):
+    runs = []
+    for item in params["inputs"]:
         # the inputs one after another in one folder, as the reference solution runs them in the task
-        first, result = run(params, root, "a", item)
-        second, again = run(params, root, "b", item, reverse=True)
+        runs.append((run(params, root, "a", item), run(params, root, "b", item, reverse=True)))
+    # inputs drawn again: a result that follows the input differs on one of them (a check whose
+    # result takes few values may agree with the first input on one draw)
+    variants = [run(params, root, f"variant-{index}", item) for index, item in enumerate(params["variants"])]
+    report = judge(runs, variants, "printed")
+    if not report["variant_differs"] and all(first.get("side") and second.get("side") for (first, _), (second, _) in runs):
+        # what it prints does not follow the input, the file it writes beside it does: that file is the result
+        sides = [(beside_run(first), beside_run(second)) for (first, _), (second, _) in runs]
+        beside = judge(sides, [beside_run(variant) for variant, _ in variants], "beside")
+        if beside["variant_differs"]:
+            report, runs = beside, sides
+    for index, ((first, result), _) in enumerate(runs):
+        first.pop("side_result", None)
+        with open(os.path.join(out, "expected", f"{index}.out"), "wb") as handle:
+            handle.write(result)
+    with open(os.path.join(out, "probe.json"), "w", encoding="utf-8") as handle:
+        json.dump(report, handle)
+
+
+def beside_run(report):
+    """A run judged by the file it wrote beside its input: done when the script exited cleanly."""
+    result = report.get("side_result", b"")
+    return dict(report, ok=report["exit"] == 0 and bool(result.strip()), stream="beside"), result
+
+
+def judge(runs, variants, result_from):
+    report = {"inputs": [], "result_from": result_from, "variant_differs": False}
+    for (first, result), (second, again) in runs:
+        first = dict(first)
         first["deterministic"] = (first["ok"] and second["ok"] and result == again and first["exit"] == second["exit"]
                                   and first["stream"] == second["stream"])
         first["same_but_order"] = first["ok"] and second["ok"] and canonical(result) == canonical(again)
-        report["inputs"].append(first)
-        with open(os.path.join(out, "expected", f"{index}.out"), "wb") as handle:
-            handle.write(result)
-        if index == 0:
-            first_result = result
-    # inputs drawn again: a result that follows the input differs on one of them (a check whose
-    # result takes few values may agree with the first input on one draw)
-    report["variant_differs"] = False
-    for index, item in enumerate(params["variants"]):
-        variant, varied = run(params, root, f"variant-{index}", item)
-        report["variant_ok"], report["variant_run"] = variant["ok"], variant
-        if variant["ok"] and varied != first_result:
+        report["inputs"].append({k: v for k, v in first.items() if k != "side_result"})
+    first_result = runs[0][0][1]
+    for variant, varied in variants:
+        report["variant_ok"], report["variant_run"] = variant["ok"], {k: v for k, v in variant.items() if k != "side_result"}
+        if variant["ok"] and varied and varied != first_result:
             report["variant_differs"] = True
             break
-    with open(os.path.join(out, "probe.json"), "w", encoding="utf-8") as handle:
-        json.dump(report, handle)
+    return report
 
 
 main()
