@@ -243,8 +243,9 @@ From the results, report the most central nodes in a table.
 
 def test_a_family_built_on_other_libraries_does_not_take_a_library_skill(tmp_path: Path) -> None:
     """A networkx skill classified as data analysis would get a pandas profiling task that never
-    touches networkx: refused with the reason. The same skill working in pandas as well keeps the
-    tabular family; a prose skill naming no library is not affected."""
+    touches networkx: refused with the reason, also when it loads its tables with pandas (a library
+    nearly every data skill touches is not what this one teaches); a skill naming only such
+    libraries, or none, is not affected."""
     spec = registry().get("tabular-profile").spec
     folder = tmp_path / "graph-metrics"
     folder.mkdir()
@@ -254,6 +255,8 @@ def test_a_family_built_on_other_libraries_does_not_take_a_library_skill(tmp_pat
     assert "networkx" in verdict.reason and "library:networkx" in verdict.evidence and "numpy" not in verdict.evidence
     assert registry().choose(card_for("graph-metrics", "data-analysis", folder=folder)).family is None
     (folder / "SKILL.md").write_text(GRAPH_SKILL.replace("import numpy as np", "import pandas as pd"))
+    assert assess(spec, SkillEvidence.of(card_for("graph-metrics", "data-analysis", folder=folder))).code == "skill_library_elsewhere"
+    (folder / "SKILL.md").write_text(GRAPH_SKILL.replace("import networkx as nx", "import pandas as pd"))
     assert assess(spec, SkillEvidence.of(card_for("graph-metrics", "data-analysis", folder=folder))).fits
     (folder / "SKILL.md").write_text(GRAPH_SKILL.replace("from networkx", "").replace("import networkx as nx\n", ""))
     assert assess(spec, SkillEvidence.of(card_for("graph-metrics", "data-analysis", folder=folder))).code == "subcategory"

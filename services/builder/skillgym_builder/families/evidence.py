@@ -11,7 +11,7 @@ from typing import Any
 
 from skillgym_builder.families.base import FamilySpec, Fit
 from skillgym_builder.families.languages import code_languages, named_languages
-from skillgym_builder.families.libraries import family_libraries, skill_libraries, skill_main_libraries
+from skillgym_builder.families.libraries import family_libraries, skill_main_libraries
 from skillgym_builder.skillcard import SkillCard
 
 SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".ts", ".rb", ".pl")
@@ -105,7 +105,7 @@ def assess(
     own = skill_main_libraries(evidence.packages, evidence.text)
     built_on = family_libraries(spec.fit.packages, spec.dependencies.python, spec.dependencies.skill_extras,
                                 spec.dependencies.web)
-    if own and not skill_libraries(evidence.packages, evidence.text) & built_on:
+    if own and not own & built_on:
         libraries = ", ".join(sorted(own)[:5])
         return no("skill_library_elsewhere", f"the skill is about {libraries}, none of which {spec.id}'s tasks "
                   f"use (they are built on {', '.join(sorted(built_on)[:5]) or 'the standard library'})",
