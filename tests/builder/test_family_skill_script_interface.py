@@ -58,7 +58,7 @@ def test_a_second_argument_read_only_when_given_leaves_one_input(tmp_path: Path)
               "out = sys.argv[2] if len(sys.argv) > 2 else None\n"
               "print(sum(float(r['amount']) for r in rows), out)\n")
     assert _call(tmp_path / "a", {"scripts/total.py": script}).argv == (INPUT,)
-    needed = script.replace("sys.argv[2] if len(sys.argv) > 2 else None", "sys.argv[2]")
+    needed = script.replace("out = sys.argv[2] if len(sys.argv) > 2 else None", "label = sys.argv[2]").replace(", out)", ", label)")
     with pytest.raises(ScriptUnusable) as caught:
         _call(tmp_path / "b", {"scripts/total.py": needed})
     assert caught.value.code == "script_invocation"
@@ -102,3 +102,31 @@ def test_the_inputs_drawn_again_differ_in_length_too(tmp_path: Path) -> None:
     variants = output.render_jobs[0].params["variants"]
     rows = [len(next(iter(v["files"].values())).splitlines()) for v in variants]
     assert rows == [KNOBS["record_count"] + 1, KNOBS["record_count"] + 4]
+
+
+@pytest.mark.parametrize(("arguments", "argv"), [
+    ("p.add_argument('first', help='project folder')\np.add_argument('output_file')", (INPUT, "{output}")),
+    ("p.add_argument('first')\np.add_argument('report', help='where the summary goes')", (INPUT, "{output}")),
+    ("p.add_argument('first')\np.add_argument('output_dir', help='folder for the pages')", None),
+    ("p.add_argument('first')\np.add_argument('second')", None),
+])
+def test_a_second_positional_that_names_the_result_is_where_it_goes(
+        tmp_path: Path, arguments: str, argv: tuple[str, ...] | None) -> None:
+    script = WALKER.format(arguments=arguments, body=WALK_BODY.format(target="a.first"))
+    if argv is None:
+        with pytest.raises(ScriptUnusable):
+            _call(tmp_path, {"scripts/convert.py": script})
+        return
+    call = _call(tmp_path, {"scripts/convert.py": script})
+    assert call.argv == argv and call.writes_file and call.input_kind == "tree"
+
+
+def test_a_result_path_read_from_the_second_argument_is_where_it_goes(tmp_path: Path) -> None:
+    script = ("import os, sys\nsource = sys.argv[1]\noutput_path = sys.argv[2]\n"
+              "with open(output_path, 'w') as out:\n    for folder, _, names in os.walk(source):\n"
+              "        print(folder, len(names), file=out)\n")
+    call = _call(tmp_path, {"scripts/count.py": script})
+    assert call.argv == (INPUT, "{output}") and call.origin == "sys.argv" and call.writes_file
+    unnamed = script.replace("output_path", "label")
+    with pytest.raises(ScriptUnusable):
+        _call(tmp_path / "b", {"scripts/count.py": unnamed})

@@ -56,6 +56,8 @@ _INPUT_OPTION = re.compile(r"^--(?:input|in|file|path|dir|directory|folder|data|
                            r"log|logs|project|repo|root)(?:[-_](?:file|path|dir))?$")
 _INPUT_FLAGS = {"-i", "--input", "--in", "--file", "--input-file", "--path", "--dir", "--source"}
 _PATH_WORDS = re.compile(r"\b(?:file|path|dir|directory|folder)\b", re.IGNORECASE)
+_OUTPUT_WORDS = re.compile(r"(?:^|[\s_-])(?:output|out|dest|destination|report|result|target)(?:$|[\s_-])", re.IGNORECASE)
+_FOLDER_WORDS = re.compile(r"\b(?:dir|directory|folder)\b|_dir\b|_directory\b", re.IGNORECASE)
 _MISSING_VALUES = re.compile(r"\.(?:isnull|isna|notna|notnull|fillna|dropna)\(|\bmissing[_ ](?:values?|cells?|data)\b",
                              re.IGNORECASE)
 _PYTHON = re.compile(r"^(?:python3?|uv|python3\.\d+)$")
@@ -362,6 +364,11 @@ def _from_interface(tree: ast.Module, rel: str) -> Invocation:
             named_paths.append((flag, words))
     argv_indices = _argv_subscripts(tree) - _optional_argv_indices(tree)
     writes = (output_flag, OUTPUT) if output_flag in required else ()
+    if len(positional) == 2 and _OUTPUT_WORDS.search(positional[1]) and not _FOLDER_WORDS.search(positional[1]) \
+            and not _OUTPUT_WORDS.search(positional[0]) \
+            and not required:
+        # ``input_file output_file``: the second is where the result goes
+        return Invocation((INPUT, OUTPUT), "argparse", kind=_words_kind(positional[0]))
     if len(positional) == 1 and required <= {output_flag}:
         return Invocation((INPUT, *writes), "argparse", kind=_words_kind(positional[0]))
     if not positional and not inputs and len(named_paths) == 1:
@@ -373,6 +380,8 @@ def _from_interface(tree: ast.Module, rel: str) -> Invocation:
         return Invocation((INPUT, *writes), "argparse", kind=_words_kind(optional_positional[0]))
     if not positional and not inputs and argv_indices == {1}:
         return Invocation((INPUT,), "sys.argv")
+    if not positional and not inputs and argv_indices == {1, 2} and _OUTPUT_WORDS.search(" ".join(_argv_names(tree, 2))):
+        return Invocation((INPUT, OUTPUT), "sys.argv")
     raise ScriptUnusable("script_invocation", f"how to run {rel} on one input is shown neither in SKILL.md "
                                               "nor by a single input argument")
 
@@ -381,6 +390,12 @@ def _argv_subscripts(node: ast.AST) -> set[int]:
     return {n.slice.value for n in ast.walk(node) if isinstance(n, ast.Subscript)
             and isinstance(n.value, ast.Attribute) and n.value.attr == "argv"
             and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int)}
+
+
+def _argv_names(tree: ast.Module, index: int) -> list[str]:
+    """The names ``sys.argv[index]`` is assigned to (``output_path = sys.argv[2]``)."""
+    return [target.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and index in _argv_subscripts(node.value)
+            for target in node.targets if isinstance(target, ast.Name)]
 
 
 def _optional_argv_indices(tree: ast.Module) -> set[int]:
