@@ -53,6 +53,19 @@ def test_the_skills_library_counts_only_when_installed_and_imported(tmp_path: Pa
     assert skill_usage(card, other_library)["kind"] == "none"
 
 
+def test_a_general_purpose_library_counts_only_for_a_skill_about_no_other(tmp_path: Path) -> None:
+    """pandas is what a statsmodels skill loads its tables with, not what it teaches."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    card = _card(tmp_path / "a", "# Models\n\n```python\nimport pandas as pd\nimport statsmodels.api as sm\n```\n")
+    pandas_only = _output("python3 - <<'PY'\nimport pandas\nPY\n", ["pandas>=2", "statsmodels"])
+    assert skill_usage(card, pandas_only)["kind"] == "none"
+    both = _output("python3 - <<'PY'\nimport pandas\nimport statsmodels\nPY\n", ["pandas>=2", "statsmodels"])
+    assert skill_usage(card, both)["libraries"] == ["statsmodels"]
+    tables = _card(tmp_path / "b", "# Tables\n\n```python\nimport pandas as pd\n```\n")
+    assert skill_usage(tables, pandas_only)["libraries"] == ["pandas"]
+
+
 def test_a_module_run_and_a_skill_program_count(tmp_path: Path) -> None:
     card = _card(tmp_path, "# TDD\n", declared=("pytest",), binaries=("git",))
     assert skill_usage(card, _output("python3 -m pytest -q\n", ["pytest>=8"]))["libraries"] == ["pytest"]

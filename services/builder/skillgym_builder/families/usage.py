@@ -17,7 +17,14 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from skillgym_builder.families.evidence import SCRIPT_SUFFIXES, SkillEvidence
-from skillgym_builder.families.libraries import WEB_PREFIX, import_name, imported_modules, web_libraries, web_library
+from skillgym_builder.families.libraries import (
+    GENERAL_PURPOSE,
+    WEB_PREFIX,
+    import_name,
+    imported_modules,
+    web_libraries,
+    web_library,
+)
 from skillgym_builder.skillcard import SkillCard
 from skillgym_builder.templates.base import TemplateOutput
 
@@ -65,6 +72,8 @@ def skill_usage(card: SkillCard, output: TemplateOutput, family_programs: Collec
     installed = {import_name(name) for name in distributions}
     imported = imported_modules(solve) | set(_MODULE_RUN.findall(solve))
     named = skill_libraries(card) | {import_name(d) for d in distributions if _names(card.skill_md, d)}
+    # a skill about statsmodels or networkx is not used by a solution that only loads its tables with pandas
+    named = (named - GENERAL_PURPOSE) or named
     libraries = sorted(named & installed & imported)
     # a browser library the task ships as an input file counts when the skill loads it and the
     # solution's page does (it names the file's path)
