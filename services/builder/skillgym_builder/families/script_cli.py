@@ -57,7 +57,7 @@ _INPUT_OPTION = re.compile(r"^--(?:input|in|file|path|dir|directory|folder|data|
 _INPUT_FLAGS = {"-i", "--input", "--in", "--file", "--input-file", "--path", "--dir", "--source"}
 _PATH_WORDS = re.compile(r"\b(?:file|path|dir|directory|folder)\b", re.IGNORECASE)
 _OUTPUT_WORDS = re.compile(r"(?:^|[\s_-])(?:output|out|dest|destination|report|result|target)(?:$|[\s_-])", re.IGNORECASE)
-_FOLDER_WORDS = re.compile(r"\b(?:dir|directory|folder)\b|_dir\b|_directory\b", re.IGNORECASE)
+_FOLDER_WORDS = re.compile(r"(?:^|[\s_-])(?:dir|directory|folder)(?:$|[\s_-])", re.IGNORECASE)
 _MISSING_VALUES = re.compile(r"\.(?:isnull|isna|notna|notnull|fillna|dropna)\(|\bmissing[_ ](?:values?|cells?|data)\b",
                              re.IGNORECASE)
 _PYTHON = re.compile(r"^(?:python3?|uv|python3\.\d+)$")
@@ -364,9 +364,8 @@ def _from_interface(tree: ast.Module, rel: str) -> Invocation:
             named_paths.append((flag, words))
     argv_indices = _argv_subscripts(tree) - _optional_argv_indices(tree)
     writes = (output_flag, OUTPUT) if output_flag in required else ()
-    if len(positional) == 2 and _OUTPUT_WORDS.search(positional[1]) and not _FOLDER_WORDS.search(positional[1]) \
-            and not _OUTPUT_WORDS.search(positional[0]) \
-            and not required:
+    names_result = len(positional) == 2 and _OUTPUT_WORDS.search(positional[1]) and not _FOLDER_WORDS.search(positional[1])
+    if names_result and not _OUTPUT_WORDS.search(positional[0]) and not required:
         # ``input_file output_file``: the second is where the result goes
         return Invocation((INPUT, OUTPUT), "argparse", kind=_words_kind(positional[0]))
     if len(positional) == 1 and required <= {output_flag}:

@@ -179,34 +179,34 @@ def _as_text(card: SkillCard, call: ScriptCall, output: TemplateOutput) -> Templ
     """The task rewritten for a script whose result turned out to be text: the instruction says
     so, the reformatted alternative pads lines instead of re-indenting JSON, and a result the
     script prints (its name is the task's to choose) ends in ``.txt`` rather than ``.json``."""
-    meta = output.metadata["skill_script"]
-    inputs = [dict(item) for item in meta["inputs"]]
+    inputs = [dict(item) for item in output.metadata["skill_script"]["inputs"]]
     if not call.writes_file and not call.output_suffix:
         for item in inputs:
             if "beside" not in item:  # a file the script names keeps its name
                 item["output"] = str(Path(item["output"]).with_suffix(".txt"))
-    decoys = ARCHIVE_NOTE.encode() in output.workspace.values()
-    return _with_solutions(card, call, replace(
-        output, instruction=_instruction(card, call, inputs, "text", decoys),
-        equivalences={item["output"]: ["trailing_whitespace", "whitespace"] for item in inputs},
-        metadata={**output.metadata, "skill_script": {**meta, "output_kind": "text", "inputs": inputs,
-                                                       "outputs": [item["output"] for item in inputs]}}))
+    return _rewritten(card, call, output, inputs, "text")
 
 
 def _beside(card: SkillCard, call: ScriptCall, output: TemplateOutput, sides: list[str]) -> TemplateOutput:
     """The task rewritten for a script whose result is the file it writes beside its input (what
     it prints is the same whatever the input): each result goes where the task asks, under the
     name the script gives it."""
-    meta = output.metadata["skill_script"]
-    inputs = [{**item, "output": f"out/{Path(side).name}", "beside": side} for item, side in zip(meta["inputs"], sides, strict=True)]
-    kind = "json" if all(side.endswith(".json") for side in sides) else "text"
+    inputs = [{**item, "output": f"out/{Path(side).name}", "beside": side}
+              for item, side in zip(output.metadata["skill_script"]["inputs"], sides, strict=True)]
+    return _rewritten(card, call, output, inputs, "json" if all(side.endswith(".json") for side in sides) else "text")
+
+
+def _rewritten(card: SkillCard, call: ScriptCall, output: TemplateOutput, inputs: list[dict[str, Any]],
+               kind: str) -> TemplateOutput:
+    """The task with its inputs' results where ``inputs`` now puts them, asked for as ``kind``:
+    instruction, equivalences and solutions rendered again."""
     decoys = ARCHIVE_NOTE.encode() in output.workspace.values()
     return _with_solutions(card, call, replace(
         output, instruction=_instruction(card, call, inputs, kind, decoys),
         equivalences={item["output"]: ["reformat_json"] if kind == "json" else ["trailing_whitespace", "whitespace"]
                       for item in inputs},
-        metadata={**output.metadata, "skill_script": {**meta, "inputs": inputs, "output_kind": kind,
-                                                       "outputs": [item["output"] for item in inputs]}}))
+        metadata={**output.metadata, "skill_script": {**output.metadata["skill_script"], "inputs": inputs,
+                                                       "output_kind": kind, "outputs": [item["output"] for item in inputs]}}))
 
 
 def _with_solutions(card: SkillCard, call: ScriptCall, output: TemplateOutput) -> TemplateOutput:

@@ -139,8 +139,7 @@ def main():
         beside = judge(sides, [beside_run(variant) for variant, _ in variants], "beside")
         if beside["variant_differs"]:
             report, runs = beside, sides
-    for index, ((first, result), _) in enumerate(runs):
-        first.pop("side_result", None)
+    for index, ((_, result), _) in enumerate(runs):
         with open(os.path.join(out, "expected", f"{index}.out"), "wb") as handle:
             handle.write(result)
     with open(os.path.join(out, "probe.json"), "w", encoding="utf-8") as handle:
