@@ -145,6 +145,7 @@ def test_tampered_photos_are_rejected(photos: BuiltTask, photos_solved: Path) ->
     assert not photos.verify_edited(photos_solved, tamper).passed
 
 
+@pytest.mark.slow
 def test_generative_task_conforms_passes_and_needs_the_skill(art: BuiltTask, art_solved: Path) -> None:
     assert check_task(art.task.root) == [] and lint_environment(art.task) == []
     assert not art.untouched().passed

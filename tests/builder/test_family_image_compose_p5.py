@@ -19,7 +19,9 @@ from tests.builder.family_support import BuiltTask, assert_reviewer_approves, bu
 from tests.builder.skills import FIXTURES
 from tests.builder.test_family_image_compose import GENERATIVE
 
-pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium (scripts/install-sandbox.sh)")
+# every test here opens the task's pages in Chromium: seconds each
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium (scripts/install-sandbox.sh)")]
 KNOBS = GENERATIVE
 
 
@@ -102,7 +104,6 @@ def test_wrong_pages_are_rejected(art: BuiltTask, solved: Path, name: str, chang
     assert not art.verify_edited(solved, change).passed, name
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("SKILLGYM_TEST_EXHAUSTIVE") != "1", reason="a long review: SKILLGYM_TEST_EXHAUSTIVE=1")
 def test_the_reviewer_approves_the_task(tmp_path: Path, env_provider: LocalVenvProvider) -> None:
     """Every probe's verifier run opens its page in Chromium: minutes more than the Python

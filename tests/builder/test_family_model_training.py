@@ -66,6 +66,7 @@ def test_the_threshold_sits_below_what_the_true_centres_reach() -> None:
     assert params["threshold"] <= params["best_possible"] - 0.069 and params["threshold"] > 1 / params["classes"] + 0.29
 
 
+@pytest.mark.slow
 def test_task_conforms_installs_lightning_and_the_untouched_workspace_fails(built: BuiltTask) -> None:
     assert check_task(built.task.root) == []
     assert lint_environment(built.task) == []
@@ -79,6 +80,7 @@ def test_task_conforms_installs_lightning_and_the_untouched_workspace_fails(buil
     assert train.count("\nx0") == 6  # the malformed rows are there
 
 
+@pytest.mark.slow
 def test_reference_and_alternative_runs_pass(built: BuiltTask, solved: Path) -> None:
     outcome = built.verify(solved)
     assert outcome.passed, outcome
@@ -168,6 +170,7 @@ def _outside_checkpoints(workspace: Path) -> None:
     write_json(workspace, "out/run.json", {"best_checkpoint": "out/model.ckpt"})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "edit", "failing"), [
     ("a checkpoint the callback does not call best", _last_checkpoint_named, "checkpoint"),
     ("a bare state dict instead of a Lightning checkpoint", _plain_state_dict, "model"),

@@ -3,6 +3,8 @@ runs the suite and regenerated hidden cases, the agent's code only through run_u
 
 from __future__ import annotations
 
+import importlib.util
+from importlib._bootstrap_external import _code_to_timestamp_pyc  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +152,22 @@ def test_stale_bytecode_does_not_hide_the_fix(built: BuiltTask, solved: Path) ->
         (cache / "__init__.cpython-311.pyc").write_bytes(b"not bytecode")
 
     assert built.verify_edited(solved, stale).passed
+
+
+def test_bytecode_of_the_fixed_sources_does_not_pass_the_buggy_ones(built: BuiltTask, solved: Path) -> None:
+    """Python trusts a cached file whose header claims its source's timestamp and size: the
+    buggy sources with the fixed ones' bytecode stamped that way must still fail."""
+    def planted(workspace: Path) -> None:
+        package = workspace / "project" / _package(built)
+        for source in package.glob("*.py"):
+            fixed = (solved / source.relative_to(workspace)).read_text()
+            stat = source.stat()
+            code = compile(fixed, str(source), "exec")
+            cached = Path(importlib.util.cache_from_source(str(source)))
+            cached.parent.mkdir(exist_ok=True)
+            cached.write_bytes(_code_to_timestamp_pyc(code, int(stat.st_mtime), stat.st_size))
+
+    assert not built.verify_edited(built.workspace(), planted).passed
 
 
 @pytest.mark.slow

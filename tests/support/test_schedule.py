@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.schedule import group_of, module_order, read_durations, write_durations
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,6 +51,7 @@ def _pytest(folder: Path, record: Path, *args: str) -> subprocess.CompletedProce
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_a_run_records_its_modules_and_the_next_run_starts_with_the_longest(tmp_path: Path) -> None:
     folder, record = tmp_path / "suite", tmp_path / "durations.json"
     folder.mkdir()

@@ -16,9 +16,27 @@ from checks import TESTS, load_expected, run, run_untrusted
 
 EXPECTED = load_expected()
 PROJECT = "/app/project"
-# compiled files the agent's runs left behind must not stand in for its final sources
-os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="pycache-")
 PACKAGE = EXPECTED["package"]
+
+
+def drop_bytecode(root):
+    """Compiled files the agent's runs left behind must not stand in for its final sources: a
+    cached file claims the source's timestamp and size, and Python trusts that claim. The agent's
+    code runs here with /tmp its only writable place, so it cannot leave new ones."""
+    for folder, subfolders, files in os.walk(root):
+        for name in subfolders:
+            path = os.path.join(folder, name)
+            if name == "__pycache__" and os.path.islink(path):
+                os.unlink(path)
+            elif name == "__pycache__":
+                shutil.rmtree(path, ignore_errors=True)
+        subfolders[:] = [name for name in subfolders if name != "__pycache__"]
+        for name in files:
+            if name.endswith((".pyc", ".pyo")):
+                os.unlink(os.path.join(folder, name))
+
+
+drop_bytecode(PROJECT)
 with open(os.path.join(TESTS, "reference.json"), encoding="utf-8") as handle:
     REFERENCE = json.load(handle)
 
