@@ -133,7 +133,7 @@ def test_a_shell_script_runs_as_its_skill_shows_it(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("skill_md", "code"), [
-    ("Run `python3 scripts/tool.py deck.pptx inventory.json`.", "script_reads_no_input"),
+    ("Run `python3 scripts/tool.py scan.pdf inventory.json`.", "script_reads_no_input"),
     ("Run `bash scripts/tool.sh report.csv`.", "script_input_kind"),
 ])
 def test_inputs_tasks_cannot_generate_are_refused_with_the_reason(tmp_path: Path, skill_md: str, code: str) -> None:

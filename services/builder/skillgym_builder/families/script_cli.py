@@ -17,6 +17,7 @@ from typing import Literal
 
 from skillgym_builder.families.script_columns import GENERIC, Column, columns, generic_table, option_columns
 from skillgym_builder.families.script_inputs import (
+    OFFICE_KINDS,
     RECORD_KINDS,
     InputKind,
     code_mentions,
@@ -25,6 +26,7 @@ from skillgym_builder.families.script_inputs import (
     kind_from_code,
     kind_from_words,
     kind_of_token,
+    opens_office,
     record_container,
     shell_mentions,
     skill_exemplars,
@@ -67,7 +69,8 @@ _FAILURE_RANK = {"script_reads_no_input": 0, "script_unparsable": 1, "script_inv
                  "script_imports": 4, "script_columns": 5}
 DEFAULT_STEM: dict[str, str] = {"csv": "records", "tsv": "records", "json": "records", "yaml": "config",
                                 "markdown": "notes", "html": "page", "text": "document", "log": "service",
-                                "tree": "project", "image": "image"}
+                                "tree": "project", "image": "image", "xlsx": "workbook", "docx": "report",
+                                "pptx": "deck"}
 _PLACEHOLDER = re.compile(r"^(?:<[^>]+>|\[[^\]]+\]|\{[^}]+\}|[A-Z][A-Z_]*)$")
 
 
@@ -183,6 +186,8 @@ def _call_for(card: SkillCard, path: Path, siblings: set[str]) -> ScriptCall:
     packages = tuple(sorted({INSTALLABLE[m] for m in _imports(tree, guarded=True) if m in INSTALLABLE}))
     invocation = shown or _from_interface(tree, rel)
     kind = invocation.kind or ("tree" if directory_guard(tree) else code_kind)
+    if kind in OFFICE_KINDS and code_kind is not None and code_kind != kind and not opens_office(tree):
+        kind = code_kind  # "the spreadsheet to check", read with csv: a CSV file
     if kind is None:
         raise ScriptUnusable("script_input_kind", f"which kind of file {rel} reads is told neither by SKILL.md nor its code")
     container = record_container(tree) if kind in ("json", "yaml") else None
@@ -192,10 +197,11 @@ def _call_for(card: SkillCard, path: Path, siblings: set[str]) -> ScriptCall:
     if kind in RECORD_KINDS:
         found = [c for c in columns(tree, card.skill_md) if c.name != container]
         found += [c for c in option_columns(tree) if c.name not in {f.name for f in found}]
-        if kind in ("csv", "tsv") and not any(c.kind in ("int", "float") for c in found) and generic_table(tree):
+        # a workbook script mostly reads cells by position: a table of the usual columns is what it gets
+        if ((kind in ("csv", "tsv") and generic_table(tree)) or kind == "xlsx") and not any(c.kind in ("int", "float") for c in found):
             found += [c for c in GENERIC if c.name not in {f.name for f in found}]
         fields = tuple(found)
-        if kind in ("csv", "tsv") and not any(c.kind in ("int", "float") for c in fields):
+        if kind in ("csv", "tsv", "xlsx") and not any(c.kind in ("int", "float") for c in fields):
             raise ScriptUnusable("script_columns", f"no numeric column {rel} reads could be told from it or SKILL.md")
         if not fields:
             raise ScriptUnusable("script_columns", f"no field {rel} reads from its records could be told from it or SKILL.md")

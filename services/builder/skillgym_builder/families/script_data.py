@@ -87,14 +87,14 @@ def encode(columns: tuple[Column, ...], records: list[list[str]], delimiter: str
 
 
 def dataset(columns: tuple[Column, ...], rng: random.Random, count: int, noise: float, blanks: float = 0.0) -> str:
-    return encode(columns, _blanked(columns, rows(columns, rng, count, noise), rng, blanks))
+    return encode(columns, blanked(columns, rows(columns, rng, count, noise), rng, blanks))
 
 
 def tsv(columns: tuple[Column, ...], rng: random.Random, count: int, noise: float, blanks: float = 0.0) -> str:
-    return encode(columns, _blanked(columns, rows(columns, rng, count, noise), rng, blanks), delimiter="\t")
+    return encode(columns, blanked(columns, rows(columns, rng, count, noise), rng, blanks), delimiter="\t")
 
 
-def _blanked(columns: tuple[Column, ...], records: list[list[str]], rng: random.Random, share: float) -> list[list[str]]:
+def blanked(columns: tuple[Column, ...], records: list[list[str]], rng: random.Random, share: float) -> list[list[str]]:
     """Cells left empty at about ``share`` of the non-key values, as exports with gaps have them (for
     scripts that look for missing values); every record keeps its key."""
     if not share:

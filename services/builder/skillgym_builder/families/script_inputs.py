@@ -9,23 +9,31 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-InputKind = Literal["csv", "tsv", "json", "yaml", "markdown", "html", "text", "log", "tree", "image"]
+InputKind = Literal["csv", "tsv", "json", "yaml", "markdown", "html", "text", "log", "tree", "image", "xlsx", "docx", "pptx"]
 # Kinds whose records carry fields the script reads by name.
-RECORD_KINDS = frozenset({"csv", "tsv", "json", "yaml"})
+RECORD_KINDS = frozenset({"csv", "tsv", "json", "yaml", "xlsx"})
+# Office documents: binary packages the builder writes part by part (office_files.py).
+OFFICE_KINDS = frozenset({"xlsx", "docx", "pptx"})
 SUFFIX: dict[str, str] = {"csv": ".csv", "tsv": ".tsv", "json": ".json", "yaml": ".yaml", "markdown": ".md", "html": ".html",
-                          "text": ".txt", "log": ".log", "tree": "", "image": ".png"}
+                          "text": ".txt", "log": ".log", "tree": "", "image": ".png", "xlsx": ".xlsx",
+                     "docx": ".docx", "pptx": ".pptx"}
 NOUN: dict[str, str] = {"csv": "CSV exports", "tsv": "tab-separated exports", "json": "JSON exports",
                         "yaml": "YAML files", "markdown": "Markdown documents", "html": "HTML pages", "text": "text documents",
-                        "log": "log files", "tree": "project snapshots", "image": "images"}
+                        "log": "log files", "tree": "project snapshots", "image": "images",
+                        "xlsx": "Excel workbooks", "docx": "Word documents", "pptx": "PowerPoint decks"}
 _EXTENSIONS: dict[str, InputKind] = {".csv": "csv", ".tsv": "tsv", ".json": "json", ".yaml": "yaml", ".yml": "yaml",
                                      ".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html",
                                      ".txt": "text", ".log": "log", ".png": "image", ".jpg": "image", ".jpeg": "image",
-                                     ".webp": "image", ".gif": "image", ".bmp": "image"}
+                                     ".webp": "image", ".gif": "image", ".bmp": "image", ".xlsx": "xlsx", ".xlsm": "xlsx",
+                                     ".docx": "docx", ".pptx": "pptx"}
 _WORDS: tuple[tuple[re.Pattern[str], InputKind], ...] = (
     (re.compile(r"\bcsv\b", re.I), "csv"),
     (re.compile(r"\btsv\b|tab[- ]separated", re.I), "tsv"),
     (re.compile(r"\bjson\b", re.I), "json"),
     (re.compile(r"\bya?ml\b", re.I), "yaml"),
+    (re.compile(r"\bxlsx\b|\bexcel\b|\bworkbooks?\b|\bspreadsheets?\b", re.I), "xlsx"),
+    (re.compile(r"\bdocx\b|\bword (?:document|file)s?\b", re.I), "docx"),
+    (re.compile(r"\bpptx\b|\bpowerpoint\b|\b(?:slide ?)?decks?\b|\bpresentation files?\b", re.I), "pptx"),
     (re.compile(r"markdown|\.md\b|\bmd[_ ]?file", re.I), "markdown"),
     (re.compile(r"\bhtml?\b|web ?page", re.I), "html"),
     (re.compile(r"\blogs?\b|log[_ ]?file", re.I), "log"),
@@ -59,6 +67,9 @@ def kind_from_code(tree: ast.Module) -> InputKind | None:
     """How the script reads: a CSV reader, a JSON or YAML loader, a directory walk, plain text."""
     attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    office = _office_reader(tree, attrs | names)
+    if office:
+        return office
     if attrs & {"DictReader", "reader", "read_csv"}:
         return "tsv" if _tab_delimited(tree) else "csv"
     if "json" in names and attrs & {"load", "loads"}:
@@ -77,6 +88,30 @@ def kind_from_code(tree: ast.Module) -> InputKind | None:
             return "html"
         return "log" if re.search(r"\blog", source, re.I) else "text"
     return None
+
+
+def _office_reader(tree: ast.Module, called: set[str]) -> InputKind | None:
+    """An Office document the script opens with its library: ``load_workbook`` (openpyxl),
+    ``Document`` (python-docx), ``Presentation`` (python-pptx). pandas' ``read_excel`` counts only
+    when the script reads no CSV, which is the simpler input to give it."""
+    imported = {alias.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for alias in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    if "load_workbook" in called and "openpyxl" in imported:
+        return "xlsx"
+    if "Document" in called and "docx" in imported:
+        return "docx"
+    if "Presentation" in called and "pptx" in imported:
+        return "pptx"
+    if "read_excel" in called and "read_csv" not in called:
+        return "xlsx"
+    return None
+
+
+def opens_office(tree: ast.Module) -> bool:
+    """Whether the script has any way to open an Office document (a help text's "spreadsheet" is
+    not one when the code reads CSV)."""
+    called = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return bool(called & {"read_excel", "ExcelFile"}) or _office_reader(tree, called) is not None
 
 
 def _tab_delimited(tree: ast.Module) -> bool:

@@ -1,6 +1,7 @@
 """Any category: a skill that ships a script run on one input (Python, or shell as SKILL.md shows
 it) gets a task whose shortest path is that script. Inputs of the kind it reads (CSV, TSV, JSON,
-YAML with the fields it reads; Markdown, HTML, text, logs, images, a project directory) are
+YAML and Excel workbooks with the fields it reads; Markdown, HTML, text, logs, images, Word
+documents, PowerPoint decks, a project directory) are
 generated per instance; the builder runs the script on them in the sandbox (twice, and on inputs
 drawn again) and hides its result as the expectation; the agent is told the goal and where
 results go, never the script or its options."""
@@ -21,7 +22,7 @@ from skillgym_core import clock
 
 from skillgym_builder.errors import UnsuitableSkillError
 from skillgym_builder.families import knobs as knob_rules
-from skillgym_builder.families import script_data, script_documents
+from skillgym_builder.families import office_files, script_data, script_documents
 from skillgym_builder.families.base import Fit, SkillClaim, load_family_spec
 from skillgym_builder.families.common import requirements, rubric, source, verifier_files
 from skillgym_builder.families.evidence import SkillEvidence
@@ -234,6 +235,12 @@ def material(call: ScriptCall, path: str, rng: random.Random, count: int, noise:
         return {path: script_data.dataset(call.columns, rng, count, noise, blanks)}
     if kind == "tsv":
         return {path: script_data.tsv(call.columns, rng, count, noise, blanks)}
+    if kind == "xlsx":
+        return {path: office_files.workbook(call.columns, rng, count, noise, blanks)}
+    if kind == "docx":
+        return {path: office_files.document(rng, count, noise)}
+    if kind == "pptx":
+        return {path: office_files.deck(rng, count, noise)}
     if kind == "markdown":
         return {path: script_documents.markdown(rng, count, noise, snippets)}
     if kind == "html":
@@ -309,7 +316,7 @@ def _solution(card: SkillCard, call: ScriptCall, inputs: list[dict[str, Any]], r
     lines = ["#!/usr/bin/env bash", "# Reference solution: read the skill, look at the exports, run the skill's script.",
              "set -euo pipefail", "cd /app", f"sed -n '1,80p' {skill}/SKILL.md", "ls -R data", "mkdir -p out"]
     for item in inputs:
-        look = {"tree": "ls -R", "image": "ls -l"}.get(call.input_kind, "head -n 3")
+        look = {"tree": "ls -R", "image": "ls -l", "xlsx": "ls -l", "docx": "ls -l", "pptx": "ls -l"}.get(call.input_kind, "head -n 3")
         lines.append(f"{look} {item['input']}")
         target = item["output"] if reformat is None else f"/tmp/{Path(item['output']).name}"
         command = shlex.join(call.command(f"{skill}/{call.script}", item["input"], target))
