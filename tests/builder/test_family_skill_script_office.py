@@ -164,6 +164,7 @@ def test_a_spreadsheet_in_the_help_read_with_csv_is_a_csv_input(tmp_path: Path) 
     assert analyse(card).input_kind == "csv"
 
 
+@pytest.mark.slow  # a task build each, in the sandbox
 @pytest.mark.parametrize(("md", "rel", "script"), [
     (WORKBOOK_MD, "scripts/totals.py", WORKBOOK_PY),
     (OUTLINE_MD, "scripts/outline.py", OUTLINE_PY),
