@@ -130,3 +130,12 @@ def test_a_result_path_read_from_the_second_argument_is_where_it_goes(tmp_path: 
     unnamed = script.replace("output_path", "label")
     with pytest.raises(ScriptUnusable):
         _call(tmp_path / "b", {"scripts/count.py": unnamed})
+
+
+@pytest.mark.parametrize("synopsis", ["<subcommand> [options] <file>", "COMMAND FILE", "{command} <path>"])
+def test_a_synopsis_naming_no_command_is_passed_over_for_the_first_real_run(tmp_path: Path, synopsis: str) -> None:
+    skill_md = (f"---\nname: s\ndescription: d\n---\nUsage: `python3 scripts/ops.py {synopsis}`\n\n"
+                "Show a workbook's sheets with `python3 scripts/ops.py info report.xlsx`.\n")
+    code = "import sys\nfrom openpyxl import load_workbook\nprint(load_workbook(sys.argv[2]).sheetnames)\n"
+    call = _call(tmp_path, {"scripts/ops.py": code}, skill_md)
+    assert call.argv == ("info", INPUT) and call.input_kind == "xlsx" and call.example_stem == "report"

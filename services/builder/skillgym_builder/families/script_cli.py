@@ -72,6 +72,8 @@ DEFAULT_STEM: dict[str, str] = {"csv": "records", "tsv": "records", "json": "rec
                                 "tree": "project", "image": "image", "xlsx": "workbook", "docx": "report",
                                 "pptx": "deck"}
 _PLACEHOLDER = re.compile(r"^(?:<[^>]+>|\[[^\]]+\]|\{[^}]+\}|[A-Z][A-Z_]*)$")
+# ``tool.py <subcommand> [options] <file>``: a synopsis naming no command, not a run on an input
+_COMMAND_PLACEHOLDER = re.compile(r"^[<{\[]?(?:sub)?(?:command|cmd|action|operation|verb)s?[>}\]]?$", re.I)
 
 
 @dataclass(frozen=True)
@@ -316,6 +318,8 @@ def _substitute(tokens: list[str]) -> tuple[tuple[str, ...], str] | None:
             after_output_flag = True
         elif token.startswith("["):
             break  # optional parts the example brackets
+        elif not given and _PLACEHOLDER.match(token) and _COMMAND_PLACEHOLDER.match(token):
+            return None
         elif not given and _unsupported_file(token):
             return None  # the script's input is a kind of file tasks do not generate (a PDF, an image)
         elif not given and _is_input(token, previous):
