@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from skillgym_builder.families.script_columns import GENERIC, Column, columns, generic_table, option_columns
+from skillgym_builder.families.script_exemplars import document_exemplar
 from skillgym_builder.families.script_inputs import (
     OFFICE_KINDS,
     RECORD_KINDS,
@@ -105,7 +106,7 @@ class ScriptCall:
     document: tuple[tuple[str, str], ...] = ()  # keys read off a JSON or YAML document itself, with their shape
     mentions: tuple[str, ...] = ()  # file suffixes and names the script looks for in a directory
     purpose: str = ""  # what the script is for, in its author's words, without its name or options
-    exemplars: tuple[str, ...] = ()  # the skill's own files of the input kind, varied into inputs
+    exemplars: tuple[str, ...] = ()  # the skill's own files (HTML) or example document (JSON) inputs are varied from
     missing_values: bool = False  # the script looks for empty cells: its tables get some
 
     @property
@@ -209,9 +210,13 @@ def _call_for(card: SkillCard, path: Path, siblings: set[str]) -> ScriptCall:
             raise ScriptUnusable("script_columns", f"no field {rel} reads from its records could be told from it or SKILL.md")
     suffix = invocation.suffix
     output: Literal["json", "text"] = "json" if _writes_json(tree) and suffix in ("", ".json") else "text"
+    exemplars = skill_exemplars(card.root, kind)
+    if kind in ("json", "yaml"):
+        example = document_exemplar(card.root, card.skill_md, kind, document_keys(tree), container)
+        exemplars = (example,) if example else ()
     return ScriptCall(rel, invocation.argv, invocation.origin, output, fields, packages,
                       invocation.stem or DEFAULT_STEM[kind], suffix, kind, "python3", container, document,
-                      code_mentions(tree), python_purpose(tree, rel), skill_exemplars(card.root, kind),
+                      code_mentions(tree), python_purpose(tree, rel), exemplars,
                       missing_values=bool(_MISSING_VALUES.search(ast.unparse(tree))))
 
 

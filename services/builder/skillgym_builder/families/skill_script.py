@@ -22,7 +22,7 @@ from skillgym_core import clock
 
 from skillgym_builder.errors import UnsuitableSkillError
 from skillgym_builder.families import knobs as knob_rules
-from skillgym_builder.families import office_files, script_data, script_documents
+from skillgym_builder.families import office_files, script_data, script_documents, script_exemplars
 from skillgym_builder.families.base import Fit, SkillClaim, load_family_spec
 from skillgym_builder.families.common import requirements, rubric, source, verifier_files
 from skillgym_builder.families.evidence import SkillEvidence
@@ -227,6 +227,8 @@ def material(call: ScriptCall, path: str, rng: random.Random, count: int, noise:
     if kind == "tree":
         return {f"{path}/{rel}": text for rel, text in script_documents.tree(rng, count, noise, call.mentions,
                                                                                dict(call.document)).items()}
+    if kind in ("json", "yaml") and call.exemplars:
+        return {path: script_exemplars.document(call.exemplars[0], kind, rng, noise)}
     if kind in ("json", "yaml"):
         write = script_data.json_text if kind == "json" else script_data.yaml_text
         return {path: write(call.columns, rng, count, noise, call.container, call.document)}
