@@ -83,3 +83,15 @@ def test_a_documented_input_format_gets_a_task_whose_reference_passes(tmp_path: 
     ok, solved = built.solve()
     assert ok and built.verify(solved).passed
     assert not built.untouched().passed
+
+
+def test_named_things_of_one_kind_are_cut_to_a_subset_and_an_example_with_nothing_to_vary_is_passed_over(
+        tmp_path: Path) -> None:
+    dependencies = {"name": "app", "dependencies": {"moment": "^2.24.0", "request": "^2.88.0", "lodash": "^4.17.0",
+                                                    "express": "^4.18.0"}}
+    subsets = {tuple(varied(dependencies, random.Random(seed), 0.0)["dependencies"]) for seed in range(8)}
+    assert len(subsets) > 1 and all(subset for subset in subsets)
+    assert varied(dependencies, random.Random(1), 0.0)["name"] == "app"
+    fixed = "---\nname: s\ndescription: d\n---\n```json\n{\"mode\": \"strict\", \"name\": \"x\"}\n```\n"
+    folder = write_skill(tmp_path / "s", fixed, {})
+    assert document_exemplar(folder, fixed, "json", {"mode"}, None) == ""

@@ -50,7 +50,7 @@ def _parse(kind: str, body: str) -> Any:
 def document_exemplar(root: Path, skill_md: str, kind: str, keys: Iterable[str], container: str | None) -> str:
     """The JSON text of the skill's example document for a script reading ``kind`` (json or yaml)
     that looks up ``keys`` (or holds its records under ``container``): the example sharing the most
-    of them, at least one; "" when the skill shows none."""
+    of them, at least one, and with something to vary; "" when the skill shows none."""
     if kind not in _LANGUAGES:
         return ""
     wanted = set(keys) | ({container} if container else set())
@@ -65,14 +65,15 @@ def document_exemplar(root: Path, skill_md: str, kind: str, keys: Iterable[str],
             if not isinstance(value, dict) or not value:
                 continue
             shared = len(wanted & set(value))
-            if shared and (best is None or (shared, len(body)) > best[:2]):
+            if shared and varied(value, random.Random(1), 0.0) != varied(value, random.Random(2), 0.0) and (best is None or (shared, len(body)) > best[:2]):
                 best = (shared, len(body), json.dumps(value))
     return best[2] if best else ""
 
 
 def varied(example: Any, rng: random.Random, noise: float) -> Any:
     """``example`` with every number drawn again near its own value (integers stay integers, the
-    decimals kept), lists of records resized and their records varied; keys, text and flags kept,
+    decimals kept), lists of records resized and their records varied, a mapping of named things of
+    one kind (dependencies and their versions) cut to a subset; other keys, text and flags kept,
     since they are the format and its categories. ``noise`` widens the draw."""
     spread = 0.5 + noise
     if isinstance(example, bool) or example is None or isinstance(example, str):
@@ -86,7 +87,13 @@ def varied(example: Any, rng: random.Random, noise: float) -> Any:
         decimals = min(6, len(repr(example).split(".")[-1])) if "." in repr(example) else 2
         return round(example * rng.uniform(1 - spread / 2, 1 + spread), decimals)
     if isinstance(example, dict):
-        return {key: varied(value, rng, noise) for key, value in example.items()}
+        keys = list(example)
+        if len(keys) >= 3 and (all(isinstance(v, str) for v in example.values())
+                               or all(isinstance(v, dict) for v in example.values())):
+            # named things of one kind (packages and their versions): a subset of them, in their order
+            kept = set(rng.sample(keys, k=rng.randint(max(1, len(keys) - 2), len(keys))))
+            keys = [key for key in keys if key in kept]
+        return {key: varied(example[key], rng, noise) for key in keys}
     if isinstance(example, list):
         if example and all(isinstance(item, dict) for item in example):
             size = rng.randint(max(1, len(example) - 1), len(example) + 3)
