@@ -16,8 +16,10 @@ MYPY_CACHE_DIR ?= $(HOME)/.cache/skillgym/mypy
 
 .PHONY: setup services services-deferred run test test-fast lint docs bench clean
 
-# uv installs into the environment (its own cache, ~/.cache/uv, makes a warm set-up take seconds)
-UV := $(BIN)/uv pip install -q --python $(BIN)/python
+# uv installs into the environment (its own cache, ~/.cache/uv, makes a warm set-up take seconds),
+# compiling every module as pip does: processes that import from a read-only environment
+# (sandboxed runs) would otherwise compile torch and the rest again each time
+UV := $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
