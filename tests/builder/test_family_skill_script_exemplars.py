@@ -95,3 +95,11 @@ def test_named_things_of_one_kind_are_cut_to_a_subset_and_an_example_with_nothin
     fixed = "---\nname: s\ndescription: d\n---\n```json\n{\"mode\": \"strict\", \"name\": \"x\"}\n```\n"
     folder = write_skill(tmp_path / "s", fixed, {})
     assert document_exemplar(folder, fixed, "json", {"mode"}, None) == ""
+
+
+def test_a_yaml_example_with_dates_is_passed_over_not_a_crash(tmp_path: Path) -> None:
+    dated = "---\nname: s\ndescription: d\n---\n```yaml\nrelease: 2024-05-01\nbudget: 300\nitems: [1, 2]\n```\n"
+    folder = write_skill(tmp_path / "s", dated, {})
+    assert document_exemplar(folder, dated, "yaml", {"budget"}, None) == ""
+    plain = dated.replace("release: 2024-05-01\n", "")
+    assert json.loads(document_exemplar(folder, plain, "yaml", {"budget"}, None)) == {"budget": 300, "items": [1, 2]}

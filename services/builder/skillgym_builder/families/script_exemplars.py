@@ -64,9 +64,13 @@ def document_exemplar(root: Path, skill_md: str, kind: str, keys: Iterable[str],
             value = _parse(kind, body)
             if not isinstance(value, dict) or not value:
                 continue
+            try:
+                text = json.dumps(value)  # YAML's dates and timestamps have no JSON form: such an example is passed over
+            except (TypeError, ValueError):
+                continue
             shared = len(wanted & set(value))
             if shared and varied(value, random.Random(1), 0.0) != varied(value, random.Random(2), 0.0) and (best is None or (shared, len(body)) > best[:2]):
-                best = (shared, len(body), json.dumps(value))
+                best = (shared, len(body), text)
     return best[2] if best else ""
 
 
